@@ -1,0 +1,26 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# Installs the Debian packages dnd builds, tests and benchmarks with, when
+# any is missing. Quiet and quick when everything is there already.
+set -eu
+
+PKGS="gcc make pkg-config libxxhash-dev xxhash liburing-dev netcat-openbsd \
+iproute2 iperf3 strace gnuplot-nox"
+
+missing=""
+for p in $PKGS; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" ||
+		missing="$missing $p"
+done
+[ -z "$missing" ] && exit 0
+
+if [ "$(id -u)" != 0 ]; then
+	echo "dnd: missing Debian packages:$missing; run 'sudo apt-get install$missing' or run make as root" >&2
+	exit 1
+fi
+echo "deps: installing$missing" >&2
+export DEBIAN_FRONTEND=noninteractive
+# An old package list cannot find new packages; refresh it once.
+apt-get update -qq >/dev/null || true
+# shellcheck disable=SC2086
+apt-get install -y -qq --no-install-recommends $missing >/dev/null

@@ -1,0 +1,46 @@
+// SPDX-License-Identifier: MIT
+/*
+ * dnd: disk -> network -> disk transfers and the numbers that explain them.
+ * main() only picks a subcommand; everything else lives in cmd_*.c.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "cmd_xfer.h"
+
+struct dnd_cmd {
+	const char *name;
+	int (*run)(int argc, char **argv);
+	const char *help;
+};
+
+static const struct dnd_cmd cmds[] = {
+	{ "send", cmd_send, "send a file to 'dnd recv' (dnd send --help)" },
+	{ "recv", cmd_recv, "receive one file from 'dnd send'" },
+	{ NULL, NULL, NULL },
+};
+
+static void dnd_help(void)
+{
+	const struct dnd_cmd *c;
+
+	printf("usage: dnd COMMAND [options]   (or the seed's form: "
+	       "dnd [-c host] [options] FILE)\n\n");
+	for (c = cmds; c->name; c++)
+		printf("  %-8s %s\n", c->name, c->help);
+	printf("\n'dnd COMMAND --help' describes each command.\n");
+}
+
+int main(int argc, char **argv)
+{
+	const struct dnd_cmd *c;
+
+	if (argc > 1 && !strcmp(argv[1], "help")) {
+		dnd_help();
+		return 0;
+	}
+	for (c = cmds; argc > 1 && c->name; c++)
+		if (!strcmp(argv[1], c->name))
+			return c->run(argc - 1, argv + 1);
+	return cmd_seed(argc, argv);
+}

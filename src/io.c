@@ -1,0 +1,199 @@
+// SPDX-License-Identifier: MIT
+/* Counted system call wrappers; see io.h for why they exist. */
+#include <sys/mman.h>
+#include <sys/sendfile.h>
+#include <sys/socket.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "io.h"
+
+volatile sig_atomic_t io_stop_signal;
+
+static void io_on_stop(int sig)
+{
+	io_stop_signal = sig;
+}
+
+void io_install_signals(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = io_on_stop;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sa.sa_handler = SIG_IGN;
+	sigaction(SIGPIPE, &sa, NULL);
+}
+
+/*
+ * Accounts one call. A signal that is not a stop request (the progress
+ * timer, say) is retried; a stop request surfaces as -EINTR.
+ */
+static bool io_retry(struct dnd_syscalls *sc, long ret)
+{
+	if (ret != -1 || errno != EINTR || io_stop_signal)
+		return false;
+	sc->eintr++;
+	return true;
+}
+
+static ssize_t io_done(struct dnd_syscalls *sc, enum dnd_sc kind, ssize_t ret)
+{
+	sc->calls[kind]++;
+	if (ret == -1) {
+		if (errno == EAGAIN)
+			sc->eagain++;
+		return -errno;
+	}
+	sc->bytes[kind] += (uint64_t)ret;
+	return ret;
+}
+
+ssize_t io_read(struct dnd_syscalls *sc, int fd, void *buf, size_t n)
+{
+	ssize_t r;
+
+	do
+		r = read(fd, buf, n);
+	while (io_retry(sc, r));
+	return io_done(sc, DND_SC_READ, r);
+}
+
+ssize_t io_pread(struct dnd_syscalls *sc, int fd, void *buf, size_t n,
+		 off_t off)
+{
+	ssize_t r;
+
+	do
+		r = pread(fd, buf, n, off);
+	while (io_retry(sc, r));
+	return io_done(sc, DND_SC_READ, r);
+}
+
+ssize_t io_write(struct dnd_syscalls *sc, int fd, const void *buf, size_t n)
+{
+	ssize_t r;
+
+	do
+		r = write(fd, buf, n);
+	while (io_retry(sc, r));
+	return io_done(sc, DND_SC_WRITE, r);
+}
+
+int io_write_all(struct dnd_syscalls *sc, int fd, const void *buf, size_t n)
+{
+	const char *p = buf;
+
+	while (n) {
+		ssize_t r = io_write(sc, fd, p, n);
+
+		if (r < 0)
+			return (int)r;
+		if (r == 0)
+			return -EIO;
+		p += r;
+		n -= (size_t)r;
+	}
+	return 0;
+}
+
+ssize_t io_recv(struct dnd_syscalls *sc, int fd, void *buf, size_t n,
+		int flags)
+{
+	ssize_t r;
+
+	do
+		r = recv(fd, buf, n, flags);
+	while (io_retry(sc, r));
+	return io_done(sc, DND_SC_RECV, r);
+}
+
+ssize_t io_sendfile(struct dnd_syscalls *sc, int out, int in, off_t *off,
+		    size_t n)
+{
+	ssize_t r;
+
+	do
+		r = sendfile(out, in, off, n);
+	while (io_retry(sc, r));
+	return io_done(sc, DND_SC_SENDFILE, r);
+}
+
+ssize_t io_splice(struct dnd_syscalls *sc, enum dnd_sc kind, int in,
+		  loff_t *off_in, int out, loff_t *off_out, size_t n,
+		  unsigned int flags)
+{
+	ssize_t r;
+
+	do
+		r = splice(in, off_in, out, off_out, n, flags);
+	while (io_retry(sc, r));
+	return io_done(sc, kind, r);
+}
+
+ssize_t io_vmsplice(struct dnd_syscalls *sc, int fd, const struct iovec *iov,
+		    unsigned long nr, unsigned int flags)
+{
+	ssize_t r;
+
+	do
+		r = vmsplice(fd, iov, nr, flags);
+	while (io_retry(sc, r));
+	return io_done(sc, DND_SC_VMSPLICE, r);
+}
+
+int io_mmap(struct dnd_syscalls *sc, void **addr, size_t len, int prot,
+	    int flags, int fd, off_t off)
+{
+	void *p = mmap(NULL, len, prot, flags, fd, off);
+
+	sc->calls[DND_SC_MMAP]++;
+	if (p == MAP_FAILED)
+		return -errno;
+	sc->bytes[DND_SC_MMAP] += len;
+	*addr = p;
+	return 0;
+}
+
+int io_munmap(struct dnd_syscalls *sc, void *addr, size_t len)
+{
+	sc->calls[DND_SC_MUNMAP]++;
+	if (munmap(addr, len) == -1)
+		return -errno;
+	sc->bytes[DND_SC_MUNMAP] += len;
+	return 0;
+}
+
+int io_madvise(struct dnd_syscalls *sc, void *addr, size_t len, int advice)
+{
+	sc->calls[DND_SC_MADVISE]++;
+	if (madvise(addr, len, advice) == -1)
+		return -errno;
+	sc->bytes[DND_SC_MADVISE] += len;
+	return 0;
+}
+
+int io_ftruncate(struct dnd_syscalls *sc, int fd, off_t len)
+{
+	int r;
+
+	do
+		r = ftruncate(fd, len);
+	while (io_retry(sc, r));
+	return (int)io_done(sc, DND_SC_FTRUNCATE, r);
+}
+
+int io_fdatasync(struct dnd_syscalls *sc, int fd)
+{
+	int r;
+
+	do
+		r = fdatasync(fd);
+	while (io_retry(sc, r));
+	return (int)io_done(sc, DND_SC_FDATASYNC, r);
+}

@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A data path: one const struct per file in src/methods/, listed explicitly
+ * in method.c. Direction hooks are optional; callers test for NULL.
+ */
+#ifndef DND_METHOD_H
+#define DND_METHOD_H
+
+#include <sys/types.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+struct dnd_xfer;
+
+#define DND_M_PIPE	(1u << 0)	/* moves data through a pipe */
+#define DND_M_USERBUF	(1u << 1)	/* sender copies through user memory */
+#define DND_M_ZEROCOPY	(1u << 2)	/* avoids a copy on some side */
+
+struct dnd_method {
+	const char *name;
+	const char *send_help;	/* one line for --help; NULL if cannot send */
+	const char *recv_help;	/* one line for --help; NULL if cannot recv */
+	unsigned int flags;
+	/* 0 when this kernel and process can use the method, else -errno and
+	 * a reason in why. Single source of truth for probe, checks and bench. */
+	int (*probe)(char *why, size_t len);
+	/* 0 when the method can use x's file end (set: ep, fmode, sender),
+	 * else -EINVAL and a reason naming the fix. NULL: anything goes. */
+	int (*check)(const struct dnd_xfer *x, char *why, size_t len);
+	int (*setup)(struct dnd_xfer *x);
+	ssize_t (*send)(struct dnd_xfer *x, size_t len);
+	ssize_t (*recv)(struct dnd_xfer *x, size_t len);
+	int (*finish)(struct dnd_xfer *x);
+	void (*teardown)(struct dnd_xfer *x);
+};
+
+/* Looks a method up by name; NULL when unknown. */
+const struct dnd_method *method_find(const char *name);
+
+/* The registry, NULL-terminated, in the order help and bench list them. */
+const struct dnd_method *const *method_all(void);
+
+/* "rw, mmap, sendfile, …" of the methods that can send (or receive). */
+const char *method_names(bool send, char *buf, size_t len);
+
+/* Runs m->probe, or reports usable when it has none. */
+int method_probe(const struct dnd_method *m, char *why, size_t len);
+
+#endif

@@ -1,0 +1,188 @@
+// SPDX-License-Identifier: MIT
+/*
+ * vmsplice: user memory enters a pipe by reference, then splice moves it on.
+ *   send: read() the source into a buffer, vmsplice it into the pipe,
+ *         splice the pipe to the socket.
+ *   recv: read() a FULL buffer from the socket, vmsplice it, splice the pipe
+ *         to the file: the seed 000 path (one copy, socket -> user).
+ *
+ * Two kernel facts shape this file:
+ * - A short socket read leaves the next buffer unaligned against the page
+ *   cache and costs seed 000 about 50 MB/s (Jens Axboe's finding), so the
+ *   receiver tops every read up to a full buffer before splicing it.
+ * - Pages spliced into a socket stay referenced by its skbs until they are
+ *   freed; on loopback the receiver reads those very pages later. Writing
+ *   the buffer again too soon would change data already "sent". So after
+ *   each send the buffer's pages are dropped with MADV_DONTNEED and the next
+ *   read() faults in fresh ones: the honest cost of vmsplice-send. Splicing
+ *   into a file copies, so the receiver may reuse its buffers at once.
+ */
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "io.h"
+#include "method.h"
+#include "pipe.h"
+#include "xfer.h"
+
+struct vms_priv {
+	struct dnd_pipe pipe;
+	char *buf;		/* two page-aligned buffers of len each */
+	size_t len;
+	unsigned int cur;	/* which half is in use (the seed's trick) */
+};
+
+static int vms_probe(char *why, size_t len)
+{
+	if (io_vmsplice(&(struct dnd_syscalls){ 0 }, -1, NULL, 0, 0) ==
+	    -ENOSYS) {
+		snprintf(why, len, "vmsplice(2) is not in this kernel");
+		return -ENOSYS;
+	}
+	return 0;
+}
+
+static int vms_check(const struct dnd_xfer *x, char *why, size_t len)
+{
+	if (!x->sender && x->ep == DND_EP_STREAM && !S_ISFIFO(x->fmode) &&
+	    !S_ISSOCK(x->fmode)) {
+		snprintf(why, len, "vmsplice needs a file, pipe or socket "
+			 "sink; use -m rw");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static void vms_teardown(struct dnd_xfer *x)
+{
+	struct vms_priv *p = x->priv;
+
+	if (!p)
+		return;
+	pipe_close(&p->pipe);
+	if (p->buf)
+		munmap(p->buf, 2 * p->len);
+	free(p);
+	x->priv = NULL;
+}
+
+static int vms_setup(struct dnd_xfer *x)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	struct vms_priv *p = calloc(1, sizeof(*p));
+	int r;
+
+	if (!p)
+		return -ENOMEM;
+	p->pipe.rd = p->pipe.wr = -1;
+	x->priv = p;
+	p->len = (x->bsz + page - 1) / page * page;
+	p->buf = mmap(NULL, 2 * p->len, PROT_READ | PROT_WRITE,
+		      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p->buf == MAP_FAILED) {
+		p->buf = NULL;
+		return -ENOMEM;
+	}
+	r = pipe_open(&p->pipe, x->pipe_size);
+	if (r)
+		return xfer_fail(x, r, "F_SETPIPE_SZ");
+	x->pipe_got = p->pipe.size;
+	x->eff_bsz = p->len;
+	return 0;
+}
+
+/*
+ * vmsplices n bytes at buf into the pipe and splices them on to out, a
+ * pipeful at a time (vmsplice returns what fit). 0 or -errno.
+ */
+static int vms_push(struct dnd_xfer *x, char *buf, size_t n, int out,
+		    loff_t *off, const char *op)
+{
+	struct vms_priv *p = x->priv;
+	struct iovec iov = { .iov_base = buf, .iov_len = n };
+
+	while (iov.iov_len) {
+		ssize_t v = io_vmsplice(&x->sc, p->pipe.wr, &iov, 1,
+					x->splice_flags & SPLICE_F_GIFT);
+
+		if (v <= 0)
+			return xfer_fail(x, v ? (int)v : -EIO, "vmsplice");
+		iov.iov_base = (char *)iov.iov_base + v;
+		iov.iov_len -= (size_t)v;
+		while (v) {
+			ssize_t m = io_splice(&x->sc, DND_SC_SPLICE_OUT,
+					      p->pipe.rd, NULL, out, off,
+					      (size_t)v, x->splice_flags &
+					      ~SPLICE_F_GIFT);
+
+			if (m <= 0)
+				return xfer_fail(x, m ? (int)m : -EIO, op);
+			v -= m;
+		}
+	}
+	return 0;
+}
+
+static ssize_t vms_send(struct dnd_xfer *x, size_t len)
+{
+	struct vms_priv *p = x->priv;
+	char *buf = p->buf + p->cur * p->len;
+	ssize_t n;
+	int r;
+
+	p->cur ^= 1;
+	n = io_read(&x->sc, x->fd, buf, len < p->len ? len : p->len);
+	if (n <= 0)
+		return n == 0 ? 0 : xfer_fail(x, (int)n, "read source");
+	xfer_hash_inline(x, buf, (size_t)n);
+	r = vms_push(x, buf, (size_t)n, x->sock, NULL, "splice pipe->socket");
+	if (r)
+		return r;
+	/* The socket may still hold these pages: give them up (see top). */
+	r = io_madvise(&x->sc, buf, p->len, MADV_DONTNEED);
+	return r ? xfer_fail(x, r, "madvise") : n;
+}
+
+static ssize_t vms_recv(struct dnd_xfer *x, size_t len)
+{
+	struct vms_priv *p = x->priv;
+	char *buf = p->buf + p->cur * p->len;
+	size_t want = len < p->len ? len : p->len, got = 0;
+	loff_t off = x->pos;
+	int r;
+
+	p->cur ^= 1;
+	while (got < want) {
+		ssize_t n = io_read(&x->sc, x->sock, buf + got, want - got);
+
+		if (n < 0)
+			return xfer_fail(x, (int)n, "read socket");
+		if (n == 0)
+			break;
+		got += (size_t)n;
+	}
+	if (!got)
+		return 0;
+	r = vms_push(x, buf, got, x->fd, x->ep == DND_EP_FILE ? &off : NULL,
+		     "splice pipe->file");
+	return r ? r : (ssize_t)got;
+}
+
+const struct dnd_method method_vmsplice = {
+	.name = "vmsplice",
+	.send_help = "read() into a buffer, vmsplice() it -> pipe -> socket",
+	.recv_help = "read() a full buffer, vmsplice() it -> pipe -> file",
+	.flags = DND_M_PIPE | DND_M_USERBUF,
+	.probe = vms_probe,
+	.check = vms_check,
+	.setup = vms_setup,
+	.send = vms_send,
+	.recv = vms_recv,
+	.teardown = vms_teardown,
+};

@@ -1,0 +1,241 @@
+// SPDX-License-Identifier: MIT
+/* TCP plumbing shared by send, recv, bench and relay. */
+#include <sys/socket.h>
+#include <sys/types.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netdb.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "io.h"
+#include "net.h"
+#include "stats.h"
+
+static void net_name(const struct sockaddr *sa, socklen_t salen, char *out,
+		     size_t len)
+{
+	char host[NI_MAXHOST], serv[NI_MAXSERV];
+
+	if (getnameinfo(sa, salen, host, sizeof(host), serv, sizeof(serv),
+			NI_NUMERICHOST | NI_NUMERICSERV))
+		snprintf(out, len, "?");
+	else if (sa->sa_family == AF_INET6)
+		snprintf(out, len, "[%s]:%s", host, serv);
+	else
+		snprintf(out, len, "%s:%s", host, serv);
+}
+
+static int net_resolve(const char *host, uint16_t port, int flags,
+		       struct addrinfo **res, char *err, size_t len)
+{
+	struct addrinfo hints = {
+		.ai_family = AF_UNSPEC,
+		.ai_socktype = SOCK_STREAM,
+		.ai_flags = flags,
+	};
+	char serv[8];
+	int r;
+
+	snprintf(serv, sizeof(serv), "%u", port);
+	r = getaddrinfo(host, serv, &hints, res);
+	if (r) {
+		snprintf(err, len, "cannot resolve '%s': %s",
+			 host ? host : "*", gai_strerror(r));
+		return -EHOSTUNREACH;
+	}
+	return 0;
+}
+
+int net_listen(const char *bind_addr, uint16_t port, int rcvbuf, char *err,
+	       size_t len)
+{
+	struct addrinfo *res, *ai;
+	int fd = -1, r, one = 1, zero = 0;
+
+	r = net_resolve(bind_addr, port, AI_PASSIVE, &res, err, len);
+	if (r)
+		return r;
+	/* With no bind address, prefer one dual-stack IPv6 socket. */
+	for (int pass = 0; pass < 2 && fd < 0; pass++) {
+		for (ai = res; ai; ai = ai->ai_next) {
+			if (!bind_addr && (ai->ai_family == AF_INET6) != !pass)
+				continue;
+			fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC,
+				    ai->ai_protocol);
+			if (fd == -1) {
+				r = -errno;
+				continue;
+			}
+			setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+			if (ai->ai_family == AF_INET6 && !bind_addr)
+				setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &zero,
+					   sizeof(zero));
+			if (rcvbuf > 0)
+				setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf,
+					   sizeof(rcvbuf));
+			if (bind(fd, ai->ai_addr, ai->ai_addrlen) == 0 &&
+			    listen(fd, 16) == 0)
+				break;
+			r = -errno;
+			net_name(ai->ai_addr, ai->ai_addrlen, err, len);
+			close(fd);
+			fd = -1;
+		}
+	}
+	freeaddrinfo(res);
+	if (fd < 0) {
+		char where[96];
+
+		snprintf(where, sizeof(where), "%s", err);
+		snprintf(err, len, "cannot listen on %s: %s%s", where,
+			 strerror(-r), r == -EADDRINUSE ?
+			 "; another process has the port: choose one with -p" : "");
+		return r;
+	}
+	return fd;
+}
+
+int net_accept(int lfd, char *peer, size_t len)
+{
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof(ss);
+	int fd;
+
+	do
+		fd = accept4(lfd, (struct sockaddr *)&ss, &sl, SOCK_CLOEXEC);
+	while (fd == -1 && errno == EINTR && !io_stop_signal);
+	if (fd == -1)
+		return -errno;
+	net_name((struct sockaddr *)&ss, sl, peer, len);
+	return fd;
+}
+
+static int net_try_connect(const struct addrinfo *ai, int sndbuf)
+{
+	int fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC,
+			ai->ai_protocol);
+	int r;
+
+	if (fd == -1)
+		return -errno;
+	if (sndbuf > 0)
+		setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof(sndbuf));
+	do
+		r = connect(fd, ai->ai_addr, ai->ai_addrlen);
+	while (r == -1 && errno == EINTR && !io_stop_signal);
+	if (r == 0)
+		return fd;
+	r = -errno;
+	close(fd);
+	return r;
+}
+
+int net_connect(const char *host, uint16_t port, int sndbuf, double retry_s,
+		char *peer, size_t peerlen, char *err, size_t len)
+{
+	struct addrinfo *res, *ai;
+	double deadline = stats_now() + retry_s;
+	int fd = -ECONNREFUSED, r;
+
+	r = net_resolve(host, port, 0, &res, err, len);
+	if (r)
+		return r;
+	for (;;) {
+		for (ai = res; ai; ai = ai->ai_next) {
+			fd = net_try_connect(ai, sndbuf);
+			if (fd >= 0) {
+				net_name(ai->ai_addr, ai->ai_addrlen, peer,
+					 peerlen);
+				break;
+			}
+		}
+		if (fd >= 0 || fd != -ECONNREFUSED || io_stop_signal ||
+		    stats_now() >= deadline)
+			break;
+		nanosleep(&(struct timespec){ .tv_nsec = 20 * 1000 * 1000 },
+			  NULL);
+	}
+	freeaddrinfo(res);
+	if (fd < 0)
+		snprintf(err, len, "cannot connect to %s port %u: %s%s", host,
+			 port, strerror(-fd), fd == -ECONNREFUSED ?
+			 "; is 'dnd recv' listening there (same -p)?" : "");
+	return fd;
+}
+
+int net_tune(int fd, double secs)
+{
+	int one = 1;
+
+	if (setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one)) == -1)
+		return -errno;
+	if (secs > 0) {
+		struct timeval tv = {
+			.tv_sec = (time_t)secs,
+			.tv_usec = (suseconds_t)((secs - (double)(time_t)secs) * 1e6),
+		};
+
+		if (setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) ||
+		    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)))
+			return -errno;
+	}
+	return 0;
+}
+
+int net_send_all(int fd, const void *buf, size_t n)
+{
+	const char *p = buf;
+
+	while (n) {
+		ssize_t r = send(fd, p, n, MSG_NOSIGNAL);
+
+		if (r == -1 && errno == EINTR && !io_stop_signal)
+			continue;
+		if (r == -1)
+			return -errno;
+		p += r;
+		n -= (size_t)r;
+	}
+	return 0;
+}
+
+int net_recv_all(int fd, void *buf, size_t n)
+{
+	char *p = buf;
+
+	while (n) {
+		ssize_t r = recv(fd, p, n, 0);
+
+		if (r == -1 && errno == EINTR && !io_stop_signal)
+			continue;
+		if (r == -1)
+			return -errno;
+		if (r == 0)
+			return -ENODATA;
+		p += r;
+		n -= (size_t)r;
+	}
+	return 0;
+}
+
+void net_bufs(int fd, int *sndbuf, int *rcvbuf)
+{
+	socklen_t l = sizeof(int);
+
+	*sndbuf = *rcvbuf = 0;
+	getsockopt(fd, SOL_SOCKET, SO_SNDBUF, sndbuf, &l);
+	l = sizeof(int);
+	getsockopt(fd, SOL_SOCKET, SO_RCVBUF, rcvbuf, &l);
+}
+
+int net_tcp_info(int fd, struct tcp_info *ti)
+{
+	socklen_t l = sizeof(*ti);
+
+	memset(ti, 0, sizeof(*ti));
+	return getsockopt(fd, IPPROTO_TCP, TCP_INFO, ti, &l) == -1 ? -errno : 0;
+}

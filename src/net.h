@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: MIT */
+/* TCP sockets: listen, accept, connect (IPv4 and IPv6 via getaddrinfo). */
+#ifndef DND_NET_H
+#define DND_NET_H
+
+#include <netinet/tcp.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/*
+ * Listens on bind_addr (NULL: every address, IPv6 and IPv4) at port. rcvbuf
+ * > 0 sets SO_RCVBUF before listen() so the window scale is negotiated with
+ * it. Returns the fd, or -errno with a message in err.
+ */
+int net_listen(const char *bind_addr, uint16_t port, int rcvbuf, char *err,
+	       size_t len);
+
+/* Accepts one connection (blocking; EINTR ends the wait). Returns the fd
+ * with the peer's "addr port" in peer, or -errno. */
+int net_accept(int lfd, char *peer, size_t len);
+
+/*
+ * Connects to host:port trying each address getaddrinfo returns; while the
+ * answer is "connection refused", retries for up to retry_s seconds (so a
+ * sender may start just before its receiver). sndbuf > 0 sets SO_SNDBUF
+ * before connect(). Returns the fd, or -errno with a message in err.
+ */
+int net_connect(const char *host, uint16_t port, int sndbuf, double retry_s,
+		char *peer, size_t peerlen, char *err, size_t len);
+
+/* Sets TCP_NODELAY and, when secs > 0, SO_RCVTIMEO/SO_SNDTIMEO. */
+int net_tune(int fd, double secs);
+
+/* Sends or receives exactly n bytes (blocking). 0, -errno, or -ENODATA when
+ * the peer closed first. */
+int net_send_all(int fd, const void *buf, size_t n);
+int net_recv_all(int fd, void *buf, size_t n);
+
+/* The buffer sizes the kernel actually gave (doubled from what was asked). */
+void net_bufs(int fd, int *sndbuf, int *rcvbuf);
+
+/* TCP_INFO; returns 0 or -errno. */
+int net_tcp_info(int fd, struct tcp_info *ti);
+
+#endif

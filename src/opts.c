@@ -1,0 +1,131 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Strict option values. Seed 000 used strtoull(…, 0) and silently ignored
+ * what it could not read ("64K" became 64); here anything not understood is
+ * an error, so a typo can never turn into a different benchmark.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "opts.h"
+
+struct suffix {
+	const char *name;
+	uint64_t mult;
+};
+
+static const struct suffix suffixes[] = {
+	{ "", 1 },
+	{ "k", 1000ULL },
+	{ "M", 1000ULL * 1000 },
+	{ "G", 1000ULL * 1000 * 1000 },
+	{ "T", 1000ULL * 1000 * 1000 * 1000 },
+	{ "Ki", 1ULL << 10 },
+	{ "Mi", 1ULL << 20 },
+	{ "Gi", 1ULL << 30 },
+	{ "Ti", 1ULL << 40 },
+};
+
+static int parse_digits(const char *s, const char **end, uint64_t *out)
+{
+	uint64_t v = 0;
+	const char *p = s;
+
+	if (*p < '0' || *p > '9')
+		return -EINVAL;
+	for (; *p >= '0' && *p <= '9'; p++) {
+		unsigned int d = (unsigned int)(*p - '0');
+
+		if (v > (UINT64_MAX - d) / 10)
+			return -ERANGE;
+		v = v * 10 + d;
+	}
+	*end = p;
+	*out = v;
+	return 0;
+}
+
+int opt_parse_size(const char *s, uint64_t *out)
+{
+	const char *end;
+	uint64_t v;
+	size_t i;
+	int ret;
+
+	ret = parse_digits(s, &end, &v);
+	if (ret)
+		return ret;
+	for (i = 0; i < sizeof(suffixes) / sizeof(suffixes[0]); i++) {
+		if (strcmp(end, suffixes[i].name))
+			continue;
+		if (v && suffixes[i].mult > UINT64_MAX / v)
+			return -ERANGE;
+		*out = v * suffixes[i].mult;
+		return 0;
+	}
+	return -EINVAL;
+}
+
+int opt_parse_uint(const char *s, uint64_t max, uint64_t *out)
+{
+	const char *end;
+	uint64_t v;
+	int ret;
+
+	ret = parse_digits(s, &end, &v);
+	if (ret)
+		return ret;
+	if (*end)
+		return -EINVAL;
+	if (v > max)
+		return -ERANGE;
+	*out = v;
+	return 0;
+}
+
+int opt_parse_seconds(const char *s, double *out)
+{
+	const char *end;
+	uint64_t whole, frac = 0;
+	double scale = 1;
+	int ret;
+
+	ret = parse_digits(s, &end, &whole);
+	if (ret)
+		return ret;
+	if (*end == '.') {
+		const char *p = end + 1;
+
+		if (*p < '0' || *p > '9')
+			return -EINVAL;
+		for (; *p >= '0' && *p <= '9' && scale < 1e9; p++) {
+			frac = frac * 10 + (uint64_t)(*p - '0');
+			scale *= 10;
+		}
+		end = p;
+	}
+	if (*end || whole > 86400 * 365)
+		return *end ? -EINVAL : -ERANGE;
+	*out = (double)whole + (double)frac / scale;
+	return 0;
+}
+
+const char *opt_fmt_size(uint64_t v, char *buf, unsigned int len)
+{
+	static const char *const bin[] = { "Ti", "Gi", "Mi", "Ki" };
+	unsigned int i;
+
+	for (i = 0; i < 4; i++) {
+		uint64_t m = 1ULL << (10 * (4 - i));
+
+		if (v && v % m == 0) {
+			snprintf(buf, len, "%llu%s", (unsigned long long)(v / m),
+				 bin[i]);
+			return buf;
+		}
+	}
+	snprintf(buf, len, "%llu", (unsigned long long)v);
+	return buf;
+}

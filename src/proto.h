@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * dnd's wire format. Fixed-size, big-endian, bounded messages around a raw
+ * payload, so that sendfile and splice move the payload without framing:
+ *
+ *   sender -> receiver  header   (24 bytes)
+ *                       payload  (length bytes raw; or, when the length is
+ *                                 unknown, segments: u64 n then n raw bytes,
+ *                                 ended by n = 0)
+ *                       trailer  (24 bytes: bytes sent, source hash)
+ *                       FIN
+ *   receiver -> sender  reply    (24 bytes: status, bytes landed, hash)
+ *
+ * The receiver decides with the trailer whether to land the file, then tells
+ * the sender with the reply, so both sides print the same verdict.
+ */
+#ifndef DND_PROTO_H
+#define DND_PROTO_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#define DND_PROTO_VERSION	1
+#define DND_MSG_LEN		24
+#define DND_SEG_HDR_LEN		8
+#define DND_SEG_MAX		(1ULL << 30)	/* a larger segment is malformed */
+#define DND_LEN_MAX		(1ULL << 60)	/* a larger length is malformed */
+
+/* header flags */
+#define DND_HF_SEGMENTED	(1u << 0)	/* length unknown: segments follow */
+/* trailer and reply flags */
+#define DND_TF_HASH		(1u << 0)	/* the hash field is valid */
+
+enum dnd_status {
+	DND_ST_OK = 0,		/* landed and, if both hashed, verified */
+	DND_ST_MISMATCH = 1,	/* hashes differ: nothing landed */
+	DND_ST_SHORT = 2,	/* byte counts differ: nothing landed */
+	DND_ST_IOERR = 3,	/* the receiver could not land the data */
+};
+
+struct dnd_hdr {
+	uint16_t version;
+	uint16_t flags;
+	uint64_t length;	/* 0 when segmented */
+};
+
+/* Trailer (sender) and reply (receiver) share one shape. */
+struct dnd_end {
+	uint16_t status;	/* reply only */
+	uint16_t flags;		/* DND_TF_* */
+	uint64_t bytes;
+	uint64_t hash;		/* XXH3-64 of the payload */
+};
+
+void proto_put_hdr(uint8_t out[DND_MSG_LEN], const struct dnd_hdr *h);
+/* Returns 0, or -EBADMSG with a reason in why (magic, version, flags, len). */
+int proto_get_hdr(const uint8_t in[DND_MSG_LEN], struct dnd_hdr *h, char *why,
+		  unsigned int len);
+
+/* trailer=true writes/expects "DNDT", false "DNDR". */
+void proto_put_end(uint8_t out[DND_MSG_LEN], bool trailer,
+		   const struct dnd_end *e);
+int proto_get_end(const uint8_t in[DND_MSG_LEN], bool trailer,
+		  struct dnd_end *e, char *why, unsigned int len);
+
+void proto_put_seg(uint8_t out[DND_SEG_HDR_LEN], uint64_t n);
+/* Returns 0, or -EBADMSG when n exceeds DND_SEG_MAX. */
+int proto_get_seg(const uint8_t in[DND_SEG_HDR_LEN], uint64_t *n);
+
+/* A short name for a reply status ("hash mismatch"). */
+const char *proto_status_name(unsigned int status);
+
+#endif

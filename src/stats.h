@@ -1,0 +1,65 @@
+/* SPDX-License-Identifier: MIT */
+/* What a run costs: wall time, process and system CPU, system calls by kind. */
+#ifndef DND_STATS_H
+#define DND_STATS_H
+
+#include <sys/resource.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+/* System calls on the data path, counted by the io_* wrappers in io.c. */
+enum dnd_sc {
+	DND_SC_READ = 0,
+	DND_SC_WRITE,
+	DND_SC_RECV,
+	DND_SC_SENDFILE,
+	DND_SC_SPLICE_IN,	/* splice() into a pipe */
+	DND_SC_SPLICE_OUT,	/* splice() out of a pipe */
+	DND_SC_VMSPLICE,
+	DND_SC_MMAP,
+	DND_SC_MUNMAP,
+	DND_SC_MADVISE,
+	DND_SC_FTRUNCATE,
+	DND_SC_FDATASYNC,
+	DND_SC_COUNT,
+};
+
+struct dnd_syscalls {
+	uint64_t calls[DND_SC_COUNT];
+	uint64_t bytes[DND_SC_COUNT];
+	uint64_t eagain;	/* calls that returned EAGAIN (a timeout here) */
+	uint64_t eintr;		/* calls interrupted by a signal and retried */
+};
+
+/* A point in time with the CPU spent up to it. */
+struct dnd_sample {
+	double mono;		/* CLOCK_MONOTONIC seconds */
+	struct rusage ru;	/* RUSAGE_SELF */
+	uint64_t sys_busy;	/* /proc/stat: all CPUs, non-idle ticks */
+	uint64_t sys_total;	/* /proc/stat: all CPUs, all ticks */
+};
+
+/* CPU and time between two samples, with per-MB figures. */
+struct dnd_cost {
+	double wall;		/* seconds */
+	double user, sys;	/* process CPU seconds */
+	double sys_busy_pct;	/* machine-wide busy, % of all CPUs */
+	double usec_per_mb;	/* process CPU microseconds per 10^6 bytes */
+	long nvcsw, nivcsw;	/* voluntary and involuntary context switches */
+	int ncpu;
+};
+
+/* Short printable name of a syscall kind ("splice>pipe"). */
+const char *stats_sc_name(enum dnd_sc sc);
+
+/* Monotonic seconds. Cheap (vDSO); never fails on Linux. */
+double stats_now(void);
+
+/* Fills *s. /proc/stat fields stay 0 when it cannot be read. */
+void stats_sample(struct dnd_sample *s);
+
+/* Computes the cost of moving `bytes` between samples a and b. */
+void stats_cost(const struct dnd_sample *a, const struct dnd_sample *b,
+		uint64_t bytes, struct dnd_cost *c);
+
+#endif
