@@ -3,6 +3,7 @@
 #include <sys/mman.h>
 #include <sys/sendfile.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
@@ -107,8 +108,14 @@ ssize_t io_recv(struct dnd_syscalls *sc, int fd, void *buf, size_t n,
 {
 	ssize_t r;
 
+	/*
+	 * recv(MSG_TRUNC) with no buffer discards TCP data in the kernel. Made
+	 * as a raw system call because sanitizer interceptors would treat the
+	 * returned length as bytes written at NULL.
+	 */
 	do
-		r = recv(fd, buf, n, flags);
+		r = buf ? recv(fd, buf, n, flags) :
+			  syscall(SYS_recvfrom, fd, NULL, n, flags, NULL, NULL);
 	while (io_retry(sc, r));
 	return io_done(sc, DND_SC_RECV, r);
 }

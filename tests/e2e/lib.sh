@@ -1,0 +1,107 @@
+# SPDX-License-Identifier: MIT
+# Shared helpers for the end-to-end scripts. Source it first:
+#   . "$(dirname "$0")/lib.sh"
+# Provides: $DND, $T (a scratch dir removed at exit), fail, skip,
+# next_port, start_recv/wait_recv, expect_exit, require_feature, setup_ns.
+set -u
+: "${DND:?set DND to the dnd binary}"
+T=$(mktemp -d /tmp/dnd-e2e.XXXXXX)
+_pids=()
+_netns=()
+_cleanup_hooks=()
+
+cleanup() {
+	local p n h
+	for h in "${_cleanup_hooks[@]}"; do eval "$h"; done
+	for p in "${_pids[@]}"; do kill "$p" 2>/dev/null; done
+	for n in "${_netns[@]}"; do ip netns del "$n" 2>/dev/null; done
+	rm -rf "$T"
+}
+trap cleanup EXIT
+
+fail() { echo "FAIL: $*" >&2; exit 1; }
+skip() { echo "SKIP: $*"; exit 77; }
+ok() { echo "ok - $*"; }
+
+# A port unlikely to collide: random base per script, then sequential.
+_port=$((20000 + RANDOM % 30000))
+next_port() { _port=$((_port + 1)); PORT=$_port; }
+
+# start_recv LOG ARGS...: dnd recv -p $PORT in the background; sets RPID.
+start_recv() {
+	local log=$1; shift
+	"$DND" recv -p "$PORT" "$@" >"$log" 2>&1 &
+	RPID=$!
+	_pids+=("$RPID")
+}
+
+# wait_recv: waits for RPID (bounded by the caller's timeout); sets RRC.
+wait_recv() { wait "$RPID"; RRC=$?; }
+
+# xfer "SEND ARGS" "RECV ARGS": one transfer on $PORT (next_port first);
+# logs in $T/s.log and $T/r.log, exit codes in SRC and RRC.
+xfer() {
+	local sargs=$1 rargs=$2
+	next_port
+	# shellcheck disable=SC2086
+	start_recv "$T/r.log" $rargs
+	# shellcheck disable=SC2086
+	"$DND" send -p "$PORT" $sargs >"$T/s.log" 2>&1
+	SRC=$?
+	wait_recv
+}
+
+# expect_exit CODE CMD...: runs CMD; fails unless it exits with CODE
+# (a death by signal is never accepted). Output is kept in $OUT.
+expect_exit() {
+	local want=$1 rc; shift
+	OUT=$("$@" 2>&1)
+	rc=$?
+	[ $rc -ge 128 ] && fail "$* died by signal $((rc - 128)): $OUT"
+	[ $rc -eq "$want" ] || fail "$* exited $rc, wanted $want: $OUT"
+}
+
+# expect_out TEXT: fails unless $OUT (from expect_exit) contains TEXT.
+expect_out() {
+	case "$OUT" in *"$1"*) ;; *) fail "expected '$1' in: $OUT" ;; esac
+}
+
+# require_feature NAME: skips (77) unless 'dnd probe --require NAME' says yes.
+require_feature() {
+	"$DND" probe --require "$1" >/dev/null 2>&1
+	case $? in
+	0) ;;
+	77) skip "this kernel lacks $1 ($("$DND" probe --require "$1" 2>&1 | tail -n1))" ;;
+	*) fail "dnd probe --require $1 failed" ;;
+	esac
+}
+
+# setup_ns A B: two namespaces joined by a veth pair, 10.231.0.1 in A and
+# 10.231.0.2 in B (addresses exist only inside them). Skips without root.
+setup_ns() {
+	[ "$(id -u)" = 0 ] || skip "network namespaces need root"
+	local a="dndt-a-$$" b="dndt-b-$$"
+	ip netns add "$a" 2>/dev/null || skip "cannot create a network namespace"
+	_netns+=("$a")
+	ip netns add "$b" || fail "second namespace"
+	_netns+=("$b")
+	ip link add "va-$$" netns "$a" type veth peer name "vb-$$" netns "$b" ||
+		fail "veth pair"
+	ip -n "$a" addr add 10.231.0.1/24 dev "va-$$"
+	ip -n "$b" addr add 10.231.0.2/24 dev "vb-$$"
+	ip -n "$a" link set lo up
+	ip -n "$b" link set lo up
+	ip -n "$a" link set "va-$$" up
+	ip -n "$b" link set "vb-$$" up
+	NS_A=$a NS_B=$b
+}
+
+# random_file PATH SIZE: SIZE bytes of random data.
+random_file() { head -c "$2" /dev/urandom >"$1"; }
+
+# no_leftovers DIR: fails if DIR holds anything (targets or temporaries).
+no_leftovers() {
+	local left
+	left=$(ls -A "$1")
+	[ -z "$left" ] || fail "left behind in $1: $left"
+}
