@@ -105,7 +105,7 @@ static void xfer_usage(FILE *f, enum xfer_role role)
 		"                        the kernel's autotuning on)\n"
 		"      --pipe-size SIZE  F_SETPIPE_SZ for splice/vmsplice pipes "
 		"(default: kernel's)\n"
-		"      --splice-flags L  comma list of move,more,nonblock,gift "
+		"      --splice-flags L  comma list of move,more,gift,none "
 		"(default move)\n"
 		"      --bind ADDR       receiver: listen on ADDR only\n"
 		"      --raw             no dnd framing or verification "
@@ -186,7 +186,7 @@ static void xfer_splice_flags(const char *arg, unsigned int *flags, int *bad)
 			*flags |= SPLICE_F_GIFT;
 		else if (strcmp(tok, "none")) {
 			log_err("--splice-flags: unknown flag '%s'; use move, "
-				"more, nonblock, gift or none", tok);
+				"more, gift or none", tok);
 			(*bad)++;
 		}
 	}

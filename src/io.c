@@ -195,6 +195,17 @@ int io_ftruncate(struct dnd_syscalls *sc, int fd, off_t len)
 	return (int)io_done(sc, DND_SC_FTRUNCATE, r);
 }
 
+int io_fallocate(struct dnd_syscalls *sc, int fd, off_t off, off_t len)
+{
+	int r;
+
+	do
+		r = fallocate(fd, 0, off, len);
+	while (io_retry(sc, r));
+	r = (int)io_done(sc, DND_SC_FALLOCATE, r ? r : len);
+	return r < 0 ? r : 0;
+}
+
 int io_fdatasync(struct dnd_syscalls *sc, int fd)
 {
 	int r;

@@ -45,5 +45,7 @@ int io_munmap(struct dnd_syscalls *sc, void *addr, size_t len);
 int io_madvise(struct dnd_syscalls *sc, void *addr, size_t len, int advice);
 int io_ftruncate(struct dnd_syscalls *sc, int fd, off_t len);
 int io_fdatasync(struct dnd_syscalls *sc, int fd);
+/* fallocate(fd, 0, off, len): reserves blocks and extends the size. */
+int io_fallocate(struct dnd_syscalls *sc, int fd, off_t off, off_t len);
 
 #endif

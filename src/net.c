@@ -19,7 +19,18 @@ static void net_name(const struct sockaddr *sa, socklen_t salen, char *out,
 		     size_t len)
 {
 	char host[NI_MAXHOST], serv[NI_MAXSERV];
+	const struct sockaddr_in6 *s6 = (const void *)sa;
+	struct sockaddr_in s4;
 
+	/* A dual-stack listener sees IPv4 peers as ::ffff:a.b.c.d: show a.b.c.d. */
+	if (sa->sa_family == AF_INET6 && IN6_IS_ADDR_V4MAPPED(&s6->sin6_addr)) {
+		memset(&s4, 0, sizeof(s4));
+		s4.sin_family = AF_INET;
+		s4.sin_port = s6->sin6_port;
+		memcpy(&s4.sin_addr, &s6->sin6_addr.s6_addr[12], 4);
+		sa = (const struct sockaddr *)&s4;
+		salen = sizeof(s4);
+	}
 	if (getnameinfo(sa, salen, host, sizeof(host), serv, sizeof(serv),
 			NI_NUMERICHOST | NI_NUMERICSERV))
 		snprintf(out, len, "?");

@@ -27,7 +27,8 @@ static void report_calls(FILE *f, const struct dnd_syscalls *sc)
 			continue;
 		fprintf(f, "%s %s %llu", sep, stats_sc_name(k),
 			(unsigned long long)sc->calls[k]);
-		if (k != DND_SC_FDATASYNC && k != DND_SC_FTRUNCATE)
+		if (k != DND_SC_FDATASYNC && k != DND_SC_FTRUNCATE &&
+		    k != DND_SC_FALLOCATE)
 			fprintf(f, " x %.0f B",
 				(double)sc->bytes[k] / (double)sc->calls[k]);
 		sep = ",";
@@ -51,7 +52,7 @@ void report_text(FILE *f, const struct dnd_result *r)
 		r->sender ? "to" : "from", r->peer[0] ? r->peer : "-",
 		opt_fmt_size(r->bsz, a, sizeof(a)),
 		opt_fmt_size(r->eff_bsz, b, sizeof(b)));
-	if (r->uses_pipe)
+	if (r->uses_pipe && r->pipe_got)
 		fprintf(f, ", pipe %u (asked %s)", r->pipe_got,
 			r->pipe_size ? opt_fmt_size(r->pipe_size, a, sizeof(a)) :
 			"default");

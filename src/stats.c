@@ -24,6 +24,7 @@ static const char *const sc_names[DND_SC_COUNT] = {
 	[DND_SC_MUNMAP] = "munmap",
 	[DND_SC_MADVISE] = "madvise",
 	[DND_SC_FTRUNCATE] = "ftruncate",
+	[DND_SC_FALLOCATE] = "fallocate",
 	[DND_SC_FDATASYNC] = "fdatasync",
 };
 

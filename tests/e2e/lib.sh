@@ -23,9 +23,19 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 skip() { echo "SKIP: $*"; exit 77; }
 ok() { echo "ok - $*"; }
 
-# A port unlikely to collide: random base per script, then sequential.
+# A port nobody uses now (other tests may run beside us): a random base
+# per script, then the next one that ss shows no socket on.
 _port=$((20000 + RANDOM % 30000))
-next_port() { _port=$((_port + 1)); PORT=$_port; }
+next_port() {
+	local i
+	for i in $(seq 1 200); do
+		_port=$((_port + 1))
+		[ $_port -lt 60000 ] || _port=20001
+		ss -Htan "( sport = :$_port or dport = :$_port )" 2>/dev/null |
+			grep -q . || break
+	done
+	PORT=$_port
+}
 
 # start_recv LOG ARGS...: dnd recv -p $PORT in the background; sets RPID.
 start_recv() {
@@ -105,3 +115,31 @@ no_leftovers() {
 	left=$(ls -A "$1")
 	[ -z "$left" ] || fail "left behind in $1: $left"
 }
+
+# wait_listen PORT: waits (up to 10 s) until something listens on PORT.
+wait_listen() {
+	local i
+	for i in $(seq 1 200); do
+		ss -Htln "sport = :$1" 2>/dev/null | grep -q . && return 0
+		sleep 0.05
+	done
+	fail "nothing listens on port $1 after 10 s"
+}
+
+# wait_size GLOB BYTES: waits (up to 10 s) until a file matching GLOB
+# holds at least BYTES, so a kill lands in the middle of a transfer.
+wait_size() {
+	local i f s
+	for i in $(seq 1 200); do
+		for f in $1; do
+			[ -f "$f" ] || continue
+			s=$(stat -c %s "$f")
+			[ "$s" -ge "$2" ] && return 0
+		done
+		sleep 0.05
+	done
+	fail "no file $1 reached $2 bytes in 10 s"
+}
+
+# be64 N: N as 8 big-endian bytes, for hand-made protocol messages.
+be64() { printf "$(printf '%016x' "$1" | sed 's/../\\x&/g')"; }

@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# Sources and sinks that are not regular files: /dev/zero with -l into
+# /dev/null for every pair that can do it, and stdin -> stdout through pipes
+# (unknown length, sent as segments), with the verdict each case can claim.
+. "$(dirname "$0")/lib.sh"
+
+# zero -> null: every send method x every receive method that takes /dev/null.
+for sm in rw mmap sendfile splice vmsplice; do
+	for rm in rw splice vmsplice null; do
+		xfer "-c 127.0.0.1 -m $sm -l 3Mi /dev/zero" "-m $rm /dev/null"
+		[ "$SRC" = 0 ] && [ "$RRC" = 0 ] ||
+			fail "zero -> null $sm -> $rm: $(cat "$T/s.log" "$T/r.log")"
+		grep -q "verify: counted (3145728 bytes)" "$T/s.log" ||
+			fail "zero -> null $sm -> $rm: $(cat "$T/s.log")"
+		grep -q "^Received 3072 KiB" "$T/r.log" || fail "receiver count: $(cat "$T/r.log")"
+	done
+done
+ok "zero -> null for 20 pairs, counted on both sides"
+
+# mmap needs a file to map: refused before any byte moves.
+next_port
+expect_exit 2 "$DND" recv -p "$PORT" -m mmap /dev/null
+expect_out "dnd: mmap cannot receive into /dev/null (it needs a regular file to map); use -m rw, splice or vmsplice, or -m null"
+ok "mmap into /dev/null refused"
+
+random_file "$T/src" $((3 * 1048576 + 77))
+# stdin (a pipe, length unknown) -> stdout (a pipe): segments on the wire.
+for sm in rw splice vmsplice; do
+	for rm in rw splice vmsplice; do
+		next_port
+		"$DND" recv -p "$PORT" -m "$rm" - 2>"$T/r.log" | cat >"$T/out" &
+		rp=$!
+		_pids+=("$rp")
+		cat "$T/src" | "$DND" send -c 127.0.0.1 -p "$PORT" -m "$sm" - >"$T/s.log" 2>&1
+		src=$?
+		wait "$rp"
+		[ "$src" = 0 ] || fail "stdin -> stdout $sm -> $rm: $(cat "$T/s.log" "$T/r.log")"
+		cmp -s "$T/src" "$T/out" || fail "stdin -> stdout $sm -> $rm: data differs"
+		grep -q "verify: counted ($((3 * 1048576 + 77)) bytes)" "$T/r.log" ||
+			fail "stdout sink must say counted: $(cat "$T/r.log")"
+	done
+done
+ok "stdin pipe -> stdout pipe for 9 pairs"
+
+# stdin pipe -> file: rw and vmsplice hash what passes through their buffer,
+# so the file is verified; splice never sees the bytes, so only counted.
+for sm in rw vmsplice splice; do
+	rm -f "$T/dst"
+	next_port
+	start_recv "$T/r.log" "$T/dst"
+	cat "$T/src" | "$DND" send -c 127.0.0.1 -p "$PORT" -m "$sm" - >"$T/s.log" 2>&1
+	SRC=$?
+	wait_recv
+	[ "$SRC" = 0 ] && [ "$RRC" = 0 ] || fail "stdin -> file $sm: $(cat "$T/s.log" "$T/r.log")"
+	cmp -s "$T/src" "$T/dst" || fail "stdin -> file $sm: data differs"
+	want=verified
+	[ "$sm" = splice ] && want=counted
+	grep -q "verify: $want" "$T/s.log" || fail "stdin -> file $sm: not $want: $(cat "$T/s.log")"
+	grep -q "verify: $want" "$T/r.log" || fail "stdin -> file $sm: receiver not $want"
+done
+ok "stdin pipe -> file: verified through user buffers, counted through splice"
+
+# A pipe with -l has a known length: exactly that much is sent.
+rm -f "$T/dst"
+next_port
+start_recv "$T/r.log" "$T/dst"
+cat "$T/src" | "$DND" send -c 127.0.0.1 -p "$PORT" -l 1000 - >"$T/s.log" 2>&1
+SRC=$?
+wait_recv
+[ "$SRC" = 0 ] && [ "$RRC" = 0 ] || fail "pipe with -l: $(cat "$T/s.log" "$T/r.log")"
+head -c 1000 "$T/src" | cmp -s - "$T/dst" || fail "pipe with -l: wrong data"
+ok "pipe source with -l sends exactly -l bytes"
+
+# sendfile cannot read a pipe: said before connecting.
+next_port
+expect_exit 2 sh -c "cat '$T/src' | '$DND' send -c 127.0.0.1 -p $PORT -m sendfile -"
+expect_out "dnd: sendfile cannot read from a pipe or stream (its input must be a file); use -m splice or -m rw"
+ok "sendfile from a pipe refused"

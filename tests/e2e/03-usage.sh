@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# Every bad input exits 2 with a message naming the problem and the fix,
+# before anything touches the network or the target.
+. "$(dirname "$0")/lib.sh"
+
+f="$T/src"
+echo hello >"$f"
+
+bad() { # bad "expected message" dnd args...
+	local msg=$1; shift
+	expect_exit 2 "$DND" "$@"
+	expect_out "$msg"
+}
+
+bad "dnd: -b '64K': not a size; use digits with an optional k M G (10^3..) or Ki Mi Gi (2^10..) suffix, e.g. 64Ki" send -c ::1 -b 64K "$f"
+bad "dnd: -b '1x': not a size" send -c ::1 -b 1x "$f"
+bad "dnd: -l '99999999999999999999': too large" send -c ::1 -l 99999999999999999999 "$f"
+bad "dnd: -w '20Gi': too large (at most 1073741824)" send -c ::1 -w 20Gi "$f"
+bad "dnd: -b '-5': sizes cannot be negative" send -c ::1 -b -5 "$f"
+bad "dnd: -b '0': too small (at least 1)" send -c ::1 -b 0 "$f"
+bad "dnd: -p '0': a port is a number from 1 to 65535" recv -p 0 "$T/x"
+bad "dnd: -p '65536': a port is a number from 1 to 65535" send -c ::1 -p 65536 "$f"
+bad "dnd: -p '80a': a port is a number from 1 to 65535" send -c ::1 -p 80a "$f"
+bad "dnd: unknown method 'turbo'; send methods: rw, mmap, sendfile, splice, vmsplice" send -c ::1 -m turbo "$f"
+bad "dnd: unknown method 'turbo'; receive methods: rw, mmap, splice, vmsplice, null" recv -m turbo "$T/x"
+bad "dnd: -o and -t conflict: -o overwrites FILE in place, -t replaces it; choose one" recv -o -t "$T/x"
+bad "dnd: -l limits what is sent; a receiver takes what the sender sends (drop -l, or send with -c HOST)" recv -l 1M "$T/x"
+bad "dnd: sendfile cannot receive; use -m splice or -m rw" recv -m sendfile "$T/x"
+bad "dnd: null cannot send; use -m sendfile or -m rw" send -c ::1 -m null "$f"
+bad "dnd: send needs -c HOST: the address of 'dnd recv'" send "$f"
+bad "dnd: recv listens; -c HOST is for send" recv -c ::1 "$T/x"
+bad "dnd: need a FILE (or '-')" recv
+bad "dnd: one FILE only; got 'b' too" recv a b
+bad "dnd: unknown option '--frobnicate'" recv --frobnicate "$T/x"
+bad "dnd: -b needs a value" send -c ::1 "$f" -b
+bad "dnd: --splice-flags: unknown flag 'fast'; use move, more, gift or none" recv --splice-flags move,fast "$T/x"
+bad "dnd: --timeout 'soon': give seconds, e.g. 30 or 0.5" recv --timeout soon "$T/x"
+bad "dnd: -m null discards the data; give /dev/null as FILE, or choose a method that writes" recv -m null "$T/x"
+bad "dnd: /dev/zero has no end that dnd can see; give -l SIZE" send -c ::1 /dev/zero
+bad "dnd: - has no end that dnd can see; give -l SIZE" send -c ::1 - </dev/null
+expect_exit 2 sh -c "echo x | '$DND' send -c ::1 -m mmap -"
+expect_out "dnd: mmap cannot send from a pipe or stream (nothing to map); use -m rw, splice or vmsplice"
+bad "dnd: cannot open $T/nope: No such file or directory" send -c ::1 "$T/nope"
+bad "dnd: $T is a directory; name a file" recv "$T"
+# several problems are all reported at once
+expect_exit 2 "$DND" recv -o -t -l 5 -m turbo "$T/x"
+for m in "-o and -t conflict" "-l limits what is sent" "unknown method 'turbo'"; do
+	expect_out "$m"
+done
+# the seed's form: -c sends, otherwise receives; -l only with -c
+bad "dnd: -l limits what is sent" -l 1M "$T/x"
+ok "bad inputs exit 2 with their messages"
+
+# An existing target is refused before any byte arrives, and left untouched.
+echo "precious" >"$T/keep"
+next_port
+bad "dnd: $T/keep exists; use -t to replace it or -o to overwrite it in place" recv -p "$PORT" "$T/keep"
+[ "$(cat "$T/keep")" = precious ] || fail "existing target was modified"
+[ "$(ls -A "$T" | grep -c dnd-)" = 0 ] || fail "temporary file left: $(ls -A "$T")"
+ok "existing target refused and untouched"
+
+# help exits 0 and documents the in-place overwrite.
+expect_exit 0 "$DND" recv --help
+expect_out "overwrite it IN PLACE"
+expect_exit 0 "$DND" send -h
+expect_out "usage: dnd send -c HOST"
+expect_exit 0 "$DND"
+expect_out "usage: dnd [-b bsz] [-c host] [-h] [-l sz] [-m method] [-o|-t] [-p port] [-w wsz] FILE"
+ok "help"

@@ -1,0 +1,109 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# Failures leave nothing under the target's name, exit 1 and name the cause:
+# a killed sender, a stopped receiver, a corrupt header, a short peer, a
+# hash or count that does not match, a malformed segment.
+. "$(dirname "$0")/lib.sh"
+
+D="$T/land"
+mkdir "$D"
+mkfifo "$T/fifo"
+
+# A sender killed mid-transfer: the receiver sees the stream end early.
+next_port
+start_recv "$T/r.log" "$D/dst"
+"$DND" send -c 127.0.0.1 -p "$PORT" -l 10Mi "$T/fifo" >"$T/s.log" 2>&1 &
+sp=$!
+_pids+=("$sp")
+exec 3>"$T/fifo"
+head -c 1M /dev/urandom >&3
+wait_size "$D/.dst.dnd-*" 1048576
+kill -9 "$sp"
+wait_recv
+exec 3>&-
+[ "$RRC" = 1 ] || fail "receiver exit $RRC after its sender was killed"
+grep -q "dnd: short transfer: the sender closed the connection after 1048576 of 10485760 bytes (it failed or was stopped)" "$T/r.log" ||
+	fail "cause not named: $(cat "$T/r.log")"
+no_leftovers "$D"
+ok "killed sender: short transfer named, nothing landed"
+
+# A sender stopped with SIGINT says so and exits 1.
+next_port
+start_recv "$T/r.log" "$D/dst"
+"$DND" send -c 127.0.0.1 -p "$PORT" -l 10Mi "$T/fifo" >"$T/s.log" 2>&1 &
+sp=$!
+exec 3>"$T/fifo"
+head -c 1M /dev/urandom >&3
+wait_size "$D/.dst.dnd-*" 1048576
+kill -INT "$sp"
+wait "$sp"
+src=$?
+wait_recv
+exec 3>&-
+[ "$src" = 1 ] || fail "sender exit $src after SIGINT"
+grep -q "dnd: interrupted by Interrupt after 1048576 bytes" "$T/s.log" ||
+	fail "sender cause: $(cat "$T/s.log")"
+[ "$RRC" = 1 ] || fail "receiver exit $RRC"
+no_leftovers "$D"
+ok "interrupted sender"
+
+# A receiver stopped with SIGTERM mid-transfer removes its temporary file;
+# its sender then fails on the closed connection.
+for sig in TERM INT; do
+	next_port
+	start_recv "$T/r.log" "$D/dst"
+	"$DND" send -c 127.0.0.1 -p "$PORT" -l 100Mi "$T/fifo" >"$T/s.log" 2>&1 &
+	sp=$!
+	exec 3>"$T/fifo"
+	head -c 1M /dev/urandom >&3
+	wait_size "$D/.dst.dnd-*" 1048576
+	kill -"$sig" "$RPID"
+	wait_recv
+	head -c 16M /dev/zero >&3 2>/dev/null
+	exec 3>&-
+	wait "$sp"
+	src=$?
+	[ "$RRC" = 1 ] || fail "receiver exit $RRC after SIG$sig"
+	grep -q "dnd: interrupted by .* after 1048576 bytes" "$T/r.log" ||
+		fail "receiver cause: $(cat "$T/r.log")"
+	no_leftovers "$D"
+	[ "$src" = 1 ] || fail "sender exit $src after its receiver stopped"
+	grep -q "dnd: the receiver closed the connection after" "$T/s.log" ||
+		fail "sender cause: $(cat "$T/s.log")"
+done
+ok "stopped receiver: nothing landed, both sides name the cause"
+
+# Hand-made peers over nc: each must be refused with its cause.
+peer() { # peer NAME "expected receiver message" < bytes
+	next_port
+	start_recv "$T/r.log" "$D/dst"
+	wait_listen "$PORT"
+	timeout 10 nc -N 127.0.0.1 "$PORT" >/dev/null
+	wait_recv
+	[ "$RRC" = 1 ] || fail "$1: receiver exit $RRC: $(cat "$T/r.log")"
+	grep -qF "$2" "$T/r.log" || fail "$1: expected '$2' in: $(cat "$T/r.log")"
+	no_leftovers "$D"
+	ok "$1 refused"
+}
+hdr() { printf 'DNDH\x00\x01\x00\x00'; be64 "$1"; be64 0; }
+hdr_seg() { printf 'DNDH\x00\x01\x00\x01'; be64 0; be64 0; }
+trl() { printf 'DNDT\x00\x00\x00\x01'; be64 "$1"; be64 "$2"; }
+
+printf 'GARBAGE GARBAGE GARBAGE!' | peer "corrupt header" \
+	"bad header from 127.0.0.1:"
+grep -qF "no dnd magic (first bytes 47 41 52 42); is the peer dnd? use --raw for netcat-style peers" "$T/r.log" ||
+	fail "magic message: $(cat "$T/r.log")"
+printf 'DNDH\x00\x07' | peer "truncated header" \
+	"dnd: the peer closed the connection before the header"
+{ printf 'DNDH\x00\x02\x00\x00'; be64 1; be64 0; } | peer "future version" \
+	"protocol version 2, this dnd speaks 1"
+{ hdr 1000; printf '0123456789'; } | peer "short peer" \
+	"dnd: short transfer: the sender closed the connection after 10 of 1000 bytes"
+{ hdr 4; printf 'abcd'; trl 4 0; } | peer "hash mismatch" \
+	"dnd: hash mismatch: sent xxh3 0000000000000000, landed"
+{ hdr 4; printf 'abcd'; trl 5 0; } | peer "count mismatch" \
+	"dnd: the sender says it sent 5 bytes, 4 arrived"
+{ hdr_seg; be64 $((1 << 40)); } | peer "oversized segment" \
+	"dnd: malformed stream from the peer: bad segment length from peer"
+{ hdr 4; printf 'abcd'; } | peer "missing trailer" \
+	"dnd: the peer closed the connection before the sender's trailer"

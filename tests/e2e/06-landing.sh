@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# -t replaces, -o overwrites in place (and cuts to size); a failed transfer
+# under either removes the target rather than leave stale or torn data.
+. "$(dirname "$0")/lib.sh"
+
+random_file "$T/big" 300000
+random_file "$T/small" 70000
+
+for m in rw mmap splice vmsplice; do
+	for flag in -t -o; do
+		cp "$T/big" "$T/dst"
+		ino=$(stat -c %i "$T/dst")
+		xfer "-c 127.0.0.1 $T/small" "$flag -m $m $T/dst"
+		[ "$SRC" = 0 ] && [ "$RRC" = 0 ] || fail "$flag -m $m: $(cat "$T/r.log")"
+		cmp -s "$T/small" "$T/dst" || fail "$flag -m $m: content or size wrong"
+		now=$(stat -c %i "$T/dst")
+		if [ "$flag" = -o ]; then
+			[ "$now" = "$ino" ] || fail "-o did not write in place"
+		else
+			[ "$now" != "$ino" ] || fail "-t wrote in place"
+		fi
+	done
+done
+ok "-t replaces, -o rewrites in place and truncates"
+
+# A new file gets the usual mode (umask), a replaced one keeps its mode.
+rm -f "$T/dst"
+(umask 027 && xfer "-c 127.0.0.1 $T/small" "$T/dst")
+[ "$(stat -c %a "$T/dst")" = 640 ] || fail "new file mode $(stat -c %a "$T/dst")"
+chmod 600 "$T/dst"
+xfer "-c 127.0.0.1 $T/small" "-t $T/dst"
+[ "$(stat -c %a "$T/dst")" = 600 ] || fail "replaced file mode $(stat -c %a "$T/dst")"
+ok "file modes"
+
+# Failure under -t or -o: the existing target is gone, not half-written.
+for flag in -t -o; do
+	cp "$T/big" "$T/dst"
+	next_port
+	start_recv "$T/r.log" "$flag" "$T/dst"
+	wait_listen "$PORT"
+	{ printf 'DNDH\x00\x01\x00\x00'; be64 1000; be64 0; printf 'short'; } |
+		timeout 10 nc -N 127.0.0.1 "$PORT" >/dev/null
+	wait_recv
+	[ "$RRC" = 1 ] || fail "$flag: receiver exit $RRC"
+	[ ! -e "$T/dst" ] || fail "$flag: target left after a failed transfer"
+	[ -z "$(ls -A "$T" | grep dnd-)" ] || fail "temporary left: $(ls -A "$T")"
+done
+ok "failed -t/-o transfer leaves nothing under the target"

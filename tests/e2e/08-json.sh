@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# --json: one valid object per run, with the numbers, also when the run fails.
+. "$(dirname "$0")/lib.sh"
+command -v jq >/dev/null || skip "jq is not installed"
+
+random_file "$T/src" 1000000
+xfer "-c 127.0.0.1 --json -m splice --pipe-size 256Ki $T/src" "--json -m vmsplice $T/dst"
+[ "$SRC" = 0 ] && [ "$RRC" = 0 ] || fail "$(cat "$T/s.log" "$T/r.log")"
+for side in s r; do
+	jq -e '.schema == 1 and .ok == true and .error == null and
+		.verdict == "verified" and .bytes == 1000000 and
+		(.xxh3 | test("^[0-9a-f]{16}$")) and .seconds > 0 and
+		.mb_per_s > 0 and .cpu_usec_per_mb >= 0 and .ncpu >= 1 and
+		(.syscalls | type == "object") and .sndbuf > 0 and .rcvbuf > 0 and
+		.tcp.rtt_us >= 0' "$T/$side.log" >/dev/null ||
+		fail "$side JSON lacks fields: $(cat "$T/$side.log")"
+done
+jq -e '.role == "send" and .method == "splice" and .pipe == 262144 and
+	.pipe_asked == 262144 and .syscalls["splice>pipe"].calls > 0' \
+	"$T/s.log" >/dev/null || fail "send JSON: $(cat "$T/s.log")"
+jq -e '.role == "recv" and .syscalls.vmsplice.bytes == 1000000 and
+	.syscalls.fdatasync.calls == 1' "$T/r.log" >/dev/null ||
+	fail "recv JSON: $(cat "$T/r.log")"
+[ "$(jq -r .xxh3 "$T/s.log")" = "$(jq -r .xxh3 "$T/r.log")" ] || fail "hashes differ"
+ok "JSON on success"
+
+# On failure: still one valid object, with the cause in "error".
+next_port
+"$DND" recv -p "$PORT" --json "$T/dst2" >"$T/r.log" 2>"$T/r.err" &
+RPID=$!
+wait_listen "$PORT"
+printf 'NOT A DND HEADER AT ALL!' | timeout 10 nc -N 127.0.0.1 "$PORT" >/dev/null
+wait_recv
+[ "$RRC" = 1 ] || fail "exit $RRC"
+jq -e '.ok == false and .verdict == "failed" and
+	(.error | test("bad header"))' "$T/r.log" >/dev/null ||
+	fail "failure JSON: $(cat "$T/r.log")"
+[ "$(wc -l <"$T/r.log")" = 1 ] || fail "more than one line: $(cat "$T/r.log")"
+next_port
+expect_exit 1 "$DND" send --json -c 127.0.0.1 -p "$PORT" --connect-timeout 0 "$T/src"
+echo "$OUT" | grep -v '^dnd: ' | jq -e '.ok == false and (.error | test("cannot connect"))' >/dev/null ||
+	fail "connect failure JSON: $OUT"
+ok "JSON on failure"
+
+# A receiver writing data to stdout puts its report on stderr.
+next_port
+"$DND" recv -p "$PORT" --json - >"$T/out" 2>"$T/r.log" &
+RPID=$!
+"$DND" send -c 127.0.0.1 -p "$PORT" "$T/src" >/dev/null 2>&1 || fail "send to stdout receiver"
+wait_recv
+cmp -s "$T/src" "$T/out" || fail "stdout data polluted"
+jq -e '.verdict == "counted"' "$T/r.log" >/dev/null || fail "report not on stderr: $(cat "$T/r.log")"
+ok "report goes where the data does not"
