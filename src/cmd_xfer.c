@@ -32,6 +32,7 @@ enum {
 	OPT_JSON,
 	OPT_TIMEOUT,
 	OPT_CONNECT_TIMEOUT,
+	OPT_QD,
 };
 
 static const struct option xfer_longopts[] = {
@@ -52,6 +53,7 @@ static const struct option xfer_longopts[] = {
 	{ "json", no_argument, NULL, OPT_JSON },
 	{ "timeout", required_argument, NULL, OPT_TIMEOUT },
 	{ "connect-timeout", required_argument, NULL, OPT_CONNECT_TIMEOUT },
+	{ "qd", required_argument, NULL, OPT_QD },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -117,6 +119,10 @@ static void xfer_usage(FILE *f, enum xfer_role role)
 		"60, 0 = never)\n"
 		"      --connect-timeout SEC  sender: retry a refused connect for "
 		"SEC (default 10)\n"
+		"      --qd N            uring: requests in flight (default 4); "
+		"zerocopy: ring\n"
+		"                        buffers (default: enough to fill the "
+		"send buffer)\n"
 		"  -h, --help            this text\n\n"
 		"Sizes take k M G (10^3, 10^6, 10^9) or Ki Mi Gi (2^10 ...): "
 		"64Ki, 1M.\n"
@@ -313,6 +319,15 @@ static int xfer_parse(int argc, char **argv, enum xfer_role role,
 		case OPT_CONNECT_TIMEOUT:
 			xfer_seconds("--connect-timeout", optarg,
 				     &o->connect_timeout, &bad);
+			break;
+		case OPT_QD:
+			if (opt_parse_uint(optarg, 1024, &v) || !v) {
+				log_err("--qd '%s': give a queue depth from 1 "
+					"to 1024", optarg);
+				bad++;
+			} else {
+				o->qd = (unsigned int)v;
+			}
 			break;
 		case ':':
 			log_err("%s needs a value", argv[optind - 1]);

@@ -4,6 +4,8 @@
 #include <sys/sendfile.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
+#include <netinet/in.h>
+#include <linux/tcp.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
@@ -214,4 +216,43 @@ int io_fdatasync(struct dnd_syscalls *sc, int fd)
 		r = fdatasync(fd);
 	while (io_retry(sc, r));
 	return (int)io_done(sc, DND_SC_FDATASYNC, r);
+}
+
+ssize_t io_send(struct dnd_syscalls *sc, int fd, const void *buf, size_t n,
+		int flags)
+{
+	ssize_t r;
+
+	do
+		r = send(fd, buf, n, flags);
+	while (io_retry(sc, r));
+	return io_done(sc, DND_SC_SEND, r);
+}
+
+ssize_t io_recvmsg(struct dnd_syscalls *sc, int fd, struct msghdr *msg,
+		   int flags)
+{
+	ssize_t r;
+
+	do
+		r = recvmsg(fd, msg, flags);
+	while (io_retry(sc, r));
+	return io_done(sc, DND_SC_RECVMSG, r);
+}
+
+int io_tcp_zc_receive(struct dnd_syscalls *sc, int fd,
+		      struct tcp_zerocopy_receive *zc)
+{
+	socklen_t len = sizeof(*zc);
+	ssize_t d;
+	int r;
+
+	do
+		r = getsockopt(fd, IPPROTO_TCP, TCP_ZEROCOPY_RECEIVE, zc, &len);
+	while (io_retry(sc, r));
+	d = io_done(sc, DND_SC_TCP_ZC_RECV, r);
+	if (d < 0)
+		return (int)d;
+	sc->bytes[DND_SC_TCP_ZC_RECV] += zc->length;
+	return 0;
 }

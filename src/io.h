@@ -48,4 +48,18 @@ int io_fdatasync(struct dnd_syscalls *sc, int fd);
 /* fallocate(fd, 0, off, len): reserves blocks and extends the size. */
 int io_fallocate(struct dnd_syscalls *sc, int fd, off_t off, off_t len);
 
+struct msghdr;
+struct tcp_zerocopy_receive;
+
+/* send(); MSG_ZEROCOPY sends count here, their completions under recvmsg. */
+ssize_t io_send(struct dnd_syscalls *sc, int fd, const void *buf, size_t n,
+		int flags);
+/* recvmsg(); with MSG_ERRQUEUE it never blocks (-EAGAIN when empty). */
+ssize_t io_recvmsg(struct dnd_syscalls *sc, int fd, struct msghdr *msg,
+		   int flags);
+/* getsockopt(TCP_ZEROCOPY_RECEIVE): maps at most zc->length queued bytes at
+ * zc->address (a mapping of fd); counts the bytes mapped. 0 or -errno. */
+int io_tcp_zc_receive(struct dnd_syscalls *sc, int fd,
+		      struct tcp_zerocopy_receive *zc);
+
 #endif

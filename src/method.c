@@ -14,6 +14,12 @@ extern const struct dnd_method method_sendfile;
 extern const struct dnd_method method_splice;
 extern const struct dnd_method method_vmsplice;
 extern const struct dnd_method method_null;
+extern const struct dnd_method method_zerocopy;
+#ifdef DND_HAVE_LIBURING
+extern const struct dnd_method method_uring;
+extern const struct dnd_method method_uring_splice;
+#endif
+extern const struct dnd_method method_tcpmmap;
 
 static const struct dnd_method *const methods[] = {
 	&method_rw,
@@ -22,6 +28,12 @@ static const struct dnd_method *const methods[] = {
 	&method_splice,
 	&method_vmsplice,
 	&method_null,
+	&method_zerocopy,
+#ifdef DND_HAVE_LIBURING
+	&method_uring,
+	&method_uring_splice,
+#endif
+	&method_tcpmmap,
 	NULL,
 };
 

@@ -38,6 +38,22 @@ static void report_calls(FILE *f, const struct dnd_syscalls *sc)
 	fprintf(f, "\n");
 }
 
+/* What the zero-copy method saw: never claims more than the kernel said. */
+static void report_zc(FILE *f, const struct dnd_zc *zc)
+{
+	fprintf(f, "  zerocopy: %llu B without a copy, %llu B copied",
+		(unsigned long long)zc->zc_bytes,
+		(unsigned long long)zc->copied_bytes);
+	if (zc->completions)
+		fprintf(f, "; %llu completions, %llu reported copied",
+			(unsigned long long)zc->completions,
+			(unsigned long long)zc->copied_completions);
+	if (zc->enobufs)
+		fprintf(f, "; ENOBUFS %llu (reaped and retried)",
+			(unsigned long long)zc->enobufs);
+	fprintf(f, "\n");
+}
+
 void report_text(FILE *f, const struct dnd_result *r)
 {
 	char a[32], b[32];
@@ -73,6 +89,8 @@ void report_text(FILE *f, const struct dnd_result *r)
 			c->nvcsw, c->nivcsw);
 		report_calls(f, &r->sc);
 	}
+	if (r->zc.set)
+		report_zc(f, &r->zc);
 	if (r->have_tcp)
 		fprintf(f, "  tcp: rtt %u us (var %u), retransmits %u, mss %u\n",
 			r->tcp.tcpi_rtt, r->tcp.tcpi_rttvar,
@@ -155,6 +173,15 @@ void report_json(FILE *f, const struct dnd_result *r)
 		json_i64(&j, "ctx_voluntary", c->nvcsw);
 		json_i64(&j, "ctx_involuntary", c->nivcsw);
 		report_json_calls(&j, &r->sc);
+	}
+	if (r->zc.set) {
+		json_obj_begin(&j, "zerocopy");
+		json_u64(&j, "zc_bytes", r->zc.zc_bytes);
+		json_u64(&j, "copied_bytes", r->zc.copied_bytes);
+		json_u64(&j, "completions", r->zc.completions);
+		json_u64(&j, "copied_completions", r->zc.copied_completions);
+		json_u64(&j, "enobufs", r->zc.enobufs);
+		json_obj_end(&j);
 	}
 	if (r->have_tcp) {
 		json_obj_begin(&j, "tcp");

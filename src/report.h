@@ -22,6 +22,7 @@ struct dnd_result {
 	bool timed;		/* cost is valid */
 	struct dnd_cost cost;
 	struct dnd_syscalls sc;
+	struct dnd_zc zc;	/* shown when zc.set */
 	uint64_t bsz, eff_bsz;
 	unsigned int pipe_size, pipe_got;	/* 0: method has no pipe */
 	bool uses_pipe;

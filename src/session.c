@@ -43,22 +43,28 @@ struct session {
 	FILE *out;		/* where the report goes */
 };
 
-/* Records the failure message (first one wins) and prints it. */
-static int session_fail(struct session *s, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+/*
+ * Records the failure message (first one wins), prints it, and returns
+ * code: 1 for a failed transfer, 2 for a request that cannot be run.
+ */
+static int session_exit(struct session *s, int code, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
 
-static int session_fail(struct session *s, const char *fmt, ...)
+static int session_exit(struct session *s, int code, const char *fmt, ...)
 {
 	va_list ap;
 
 	if (s->res.error[0])
-		return 1;
+		return code;
 	va_start(ap, fmt);
 	vsnprintf(s->res.error, sizeof(s->res.error), fmt, ap);
 	va_end(ap);
 	log_err("%s", s->res.error);
-	return 1;
+	return code;
 }
+
+#define session_fail(s, ...) session_exit((s), 1, __VA_ARGS__)
+#define session_usage(s, ...) session_exit((s), 2, __VA_ARGS__)
 
 static bool is_dev(const struct stat *st, unsigned int maj, unsigned int min)
 {
@@ -77,8 +83,8 @@ static int session_open_source(struct session *s)
 	x->fd = strcmp(o->file, "-") ? open(o->file, O_RDONLY | O_CLOEXEC) : 0;
 	s->own_fd = x->fd != 0;
 	if (x->fd == -1 || fstat(x->fd, &st) == -1) {
-		log_err("cannot open %s: %s", o->file, strerror(errno));
-		return 2;
+		return session_usage(s, "cannot open %s: %s", o->file,
+				     strerror(errno));
 	}
 	x->fmode = st.st_mode;
 	s->known = true;
@@ -94,17 +100,16 @@ static int session_open_source(struct session *s)
 	}
 	x->ep = is_dev(&st, 1, 5) ? DND_EP_ZERO : DND_EP_STREAM;
 	if (S_ISDIR(st.st_mode)) {
-		log_err("%s is a directory; name a file", o->file);
-		return 2;
+		return session_usage(s, "%s is a directory; name a file",
+				     o->file);
 	}
 	if (o->has_limit) {
 		s->len = o->limit;
 		return 0;
 	}
 	if (x->ep == DND_EP_ZERO || ioctl(x->fd, FIONREAD, &n) == -1) {
-		log_err("%s has no end that dnd can see; give -l SIZE",
-			o->file);
-		return 2;
+		return session_usage(s, "%s has no end that dnd can see; "
+				     "give -l SIZE", o->file);
 	}
 	s->known = false;
 	return 0;
@@ -121,8 +126,7 @@ static int session_open_sink(struct session *s)
 	if (!strcmp(o->file, "-")) {
 		x->fd = 1;
 		if (fstat(1, &st) == -1) {
-			log_err("standard output is closed");
-			return 2;
+			return session_usage(s, "standard output is closed");
 		}
 		x->ep = DND_EP_STREAM;
 		x->fmode = st.st_mode;
@@ -131,19 +135,16 @@ static int session_open_sink(struct session *s)
 	if (stat(o->file, &st) == 0 && !S_ISREG(st.st_mode) &&
 	    !S_ISDIR(st.st_mode)) {
 		x->fd = open(o->file, O_WRONLY | O_CLOEXEC);
-		if (x->fd == -1) {
-			log_err("cannot open %s: %s", o->file, strerror(errno));
-			return 2;
-		}
+		if (x->fd == -1)
+			return session_usage(s, "cannot open %s: %s", o->file,
+					     strerror(errno));
 		s->own_fd = true;
 		x->ep = is_dev(&st, 1, 3) ? DND_EP_NULL : DND_EP_STREAM;
 		x->fmode = st.st_mode;
 		return 0;
 	}
-	if (land_check(o->file, o->overwrite, o->truncate, err, sizeof(err))) {
-		log_err("%s", err);
-		return 2;
-	}
+	if (land_check(o->file, o->overwrite, o->truncate, err, sizeof(err)))
+		return session_usage(s, "%s", err);
 	s->landing = true;
 	x->ep = DND_EP_FILE;
 	x->fmode = S_IFREG;
@@ -156,14 +157,11 @@ static int session_check_method(struct session *s)
 	const struct dnd_method *m = s->o->m;
 	char why[256] = "";
 
-	if (m->check && m->check(&s->x, why, sizeof(why))) {
-		log_err("%s", why);
-		return 2;
-	}
-	if (method_probe(m, why, sizeof(why))) {
-		log_err("%s is not usable here: %s", m->name, why);
-		return 1;
-	}
+	if (m->check && m->check(&s->x, why, sizeof(why)))
+		return session_usage(s, "%s", why);
+	if (method_probe(m, why, sizeof(why)))
+		return session_fail(s, "%s is not usable here: %s", m->name,
+				    why);
 	return 0;
 }
 
@@ -227,6 +225,7 @@ static int session_setup_method(struct session *s)
 	x->bsz = o->bsz;
 	x->pipe_size = o->pipe_size;
 	x->splice_flags = o->splice_flags;
+	x->qd = o->qd;
 	x->progress = isatty(2) && !o->json;
 	r = o->m->setup(x);
 	if (r) {
@@ -538,6 +537,7 @@ static void session_fill_result(struct session *s)
 	r->bytes = x->done;
 	r->length = s->known ? s->len : UINT64_MAX;
 	r->sc = x->sc;
+	r->zc = x->zc;
 	r->bsz = o->bsz;
 	r->eff_bsz = x->eff_bsz ? x->eff_bsz : o->bsz;
 	r->uses_pipe = o->m->flags & DND_M_PIPE;
@@ -582,20 +582,18 @@ int session_run(const struct session_opts *o)
 	xfer_init(&s.x, o->m, o->sender, -1, -1);
 	s.land.fd = -1;
 	io_install_signals();
+	/* The report goes where the data does not. */
+	s.out = !o->sender && !strcmp(o->file, "-") ? stderr : stdout;
 	code = o->sender ? session_open_source(&s) : session_open_sink(&s);
 	if (!code)
 		code = session_check_method(&s);
-	if (code) {
-		session_cleanup(&s, code);
-		return code;
-	}
-	/* The report goes where the data does not. */
-	s.out = !o->sender && !strcmp(o->file, "-") ? stderr : stdout;
-	code = o->sender ? session_send(&s) : session_recv(&s);
+	if (!code)
+		code = o->sender ? session_send(&s) : session_recv(&s);
 	session_fill_result(&s);
+	/* A request refused before it ran has no numbers; JSON still says why. */
 	if (o->json)
 		report_json(s.out, &s.res);
-	else
+	else if (code != 2)
 		report_text(s.out, &s.res);
 	session_cleanup(&s, code);
 	return code;

@@ -25,6 +25,7 @@ struct session_opts {
 	uint64_t window;	/* -w; 0 = leave the socket buffers alone */
 	unsigned int pipe_size;	/* --pipe-size; 0 = kernel default */
 	unsigned int splice_flags;
+	unsigned int qd;	/* --qd; 0 = the method's default */
 	bool overwrite;		/* -o */
 	bool truncate;		/* -t */
 	bool raw;		/* --raw: no framing, no verification */

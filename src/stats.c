@@ -26,6 +26,10 @@ static const char *const sc_names[DND_SC_COUNT] = {
 	[DND_SC_FTRUNCATE] = "ftruncate",
 	[DND_SC_FALLOCATE] = "fallocate",
 	[DND_SC_FDATASYNC] = "fdatasync",
+	[DND_SC_SEND] = "send",
+	[DND_SC_RECVMSG] = "recvmsg",
+	[DND_SC_URING_ENTER] = "io_uring_enter",
+	[DND_SC_TCP_ZC_RECV] = "tcp_zc_recv",
 };
 
 const char *stats_sc_name(enum dnd_sc sc)

@@ -22,6 +22,10 @@ enum dnd_sc {
 	DND_SC_FTRUNCATE,
 	DND_SC_FALLOCATE,
 	DND_SC_FDATASYNC,
+	DND_SC_SEND,		/* send(), MSG_ZEROCOPY or not */
+	DND_SC_RECVMSG,		/* recvmsg(), e.g. the error queue */
+	DND_SC_URING_ENTER,	/* io_uring_enter(); bytes: socket payload */
+	DND_SC_TCP_ZC_RECV,	/* getsockopt(TCP_ZEROCOPY_RECEIVE); bytes mapped */
 	DND_SC_COUNT,
 };
 
@@ -30,6 +34,20 @@ struct dnd_syscalls {
 	uint64_t bytes[DND_SC_COUNT];
 	uint64_t eagain;	/* calls that returned EAGAIN (a timeout here) */
 	uint64_t eintr;		/* calls interrupted by a signal and retried */
+};
+
+/*
+ * What a zero-copy method saw the kernel do, so a run says whether bytes
+ * really went without a copy. All zero (set false) for other methods.
+ */
+struct dnd_zc {
+	bool set;		/* a method filled this in */
+	uint64_t zc_bytes;	/* moved without a copy (mapped, or sent and
+				 * not reported copied) */
+	uint64_t copied_bytes;	/* copied after all */
+	uint64_t completions;	/* send completions (notifications) reaped */
+	uint64_t copied_completions;	/* of them, reported as copied */
+	uint64_t enobufs;	/* sends refused with ENOBUFS, then retried */
 };
 
 /* A point in time with the CPU spent up to it. */

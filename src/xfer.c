@@ -66,8 +66,9 @@ static void xfer_progress(struct dnd_xfer *x)
 	}
 	x->progress_next = now + 0.25;
 	rate = (double)x->done / (now - x->t0);
-	if (x->length != UINT64_MAX && rate > 0)
-		snprintf(eta, sizeof(eta), ", ETA %.0f s",
+	if (x->length != UINT64_MAX && x->length && rate > 0)
+		snprintf(eta, sizeof(eta), " (%.0f%%), ETA %.0f s",
+			 100.0 * (double)x->done / (double)x->length,
 			 (double)(x->length - x->done) / rate);
 	fprintf(stderr, "\r\033[K%s %.1f MiB at %.1f MB/s%s",
 		x->sender ? "sent" : "received",

@@ -40,6 +40,8 @@ struct dnd_xfer {
 	unsigned int pipe_size;	/* --pipe-size as asked; 0 = kernel default */
 	unsigned int pipe_got;	/* what F_GETPIPE_SZ said, for pipe methods */
 	unsigned int splice_flags;
+	unsigned int qd;	/* --qd: uring queue depth, zerocopy ring
+				 * buffers; 0 = the method's default */
 	bool progress;		/* draw a progress line on stderr */
 	uint64_t length;	/* payload length when known, else UINT64_MAX */
 
@@ -49,6 +51,7 @@ struct dnd_xfer {
 
 	void *priv;		/* method state; freed by teardown */
 	struct dnd_syscalls sc;
+	struct dnd_zc zc;	/* zero-copy outcome, for methods that know it */
 	char detail[160];	/* method's own note for the report */
 
 	/* The first failure, kept with its context (later ones are ignored). */

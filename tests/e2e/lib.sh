@@ -45,8 +45,23 @@ start_recv() {
 	_pids+=("$RPID")
 }
 
-# wait_recv: waits for RPID (bounded by the caller's timeout); sets RRC.
-wait_recv() { wait "$RPID"; RRC=$?; }
+# wait_recv: waits for RPID, at most 20 s (a receiver whose sender never
+# came would wait for ever): then it is killed and RRC is 124.
+wait_recv() {
+	local i
+	for i in $(seq 1 1000); do
+		kill -0 "$RPID" 2>/dev/null || break
+		sleep 0.02
+	done
+	if kill -0 "$RPID" 2>/dev/null; then
+		kill -9 "$RPID"
+		wait "$RPID"
+		RRC=124
+		return
+	fi
+	wait "$RPID"
+	RRC=$?
+}
 
 # xfer "SEND ARGS" "RECV ARGS": one transfer on $PORT (next_port first);
 # logs in $T/s.log and $T/r.log, exit codes in SRC and RRC.

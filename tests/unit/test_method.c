@@ -31,7 +31,10 @@ int main(void)
 	CHECK(method_find("nope") == NULL, "unknown name");
 	CHECK(!method_find("sendfile")->recv, "sendfile cannot receive");
 	CHECK(!strcmp(method_names(true, names, sizeof(names)),
-		      "rw, mmap, sendfile, splice, vmsplice"), "send names: %s",
-	      names);
+		      "rw, mmap, sendfile, splice, vmsplice, zerocopy"
+#ifdef DND_HAVE_LIBURING
+		      ", uring, uring-splice"
+#endif
+		      ), "send names: %s", names);
 	return CHECK_DONE();
 }

@@ -1,0 +1,816 @@
+// SPDX-License-Identifier: MIT
+/*
+ * uring and uring-splice: the transfer driven through io_uring (liburing).
+ *   uring send:   READ_FIXED from the source into registered buffers, then
+ *                 SEND_ZC from the same registered buffer, asking for
+ *                 IORING_SEND_ZC_REPORT_USAGE; a kernel without SEND_ZC gets
+ *                 a plain SEND, and the note says so.
+ *   uring recv:   RECV into the registered buffers, WRITE_FIXED to the sink.
+ *   uring-splice: IORING_OP_SPLICE source -> pipe -> socket, and socket ->
+ *                 pipe -> sink (seed 003's path, without a system call each).
+ *
+ * Order: two sends in flight on one TCP socket may complete in either order,
+ * so exactly one socket request is in flight at a time and a short send is
+ * resubmitted from where it stopped. The buffers lie side by side in one
+ * registered region, so full buffers in a row leave as one larger send.
+ * File reads carry explicit offsets, so up to --qd of them overlap (and
+ * /dev/zero's, whose order cannot show); a pipe gets one read at a time for
+ * the same reason as the socket. The splice variant keeps one splice into
+ * and one out of its pipe in flight, and never asks for more than the pipe
+ * holds, so neither can wait on the other.
+ *
+ * A SEND_ZC buffer is refilled only after its notification CQE; the ones
+ * flagged IORING_NOTIF_USAGE_ZC_COPIED (all of them on loopback, where the
+ * receiver copies) are counted as copied. Splice requests run in io-wq
+ * worker threads, which shows as context switches. The receiver never asks
+ * the socket for more than the payload left: the trailer follows it.
+ */
+#ifdef DND_HAVE_LIBURING
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "compat.h"
+#include "io.h"
+#include "log.h"
+#include "method.h"
+#include "opts.h"
+#include "pipe.h"
+#include "xfer.h"
+
+#define URING_QD_DEFAULT	4
+#define URING_WAIT_MS_DEFAULT	60000	/* bound on a wait with --timeout 0 */
+#define URING_REG_MAX		(1UL << 30)	/* largest registered buffer */
+
+enum uring_op {
+	URING_FILL = 1,		/* read the source, or recv the socket */
+	URING_DRAIN,		/* send to the socket, or write the sink */
+	URING_SPLICE_IN,	/* into the pipe */
+	URING_SPLICE_OUT,	/* out of the pipe */
+	URING_CANCEL,
+};
+
+enum uring_state {
+	URING_FREE = 0,
+	URING_FILLING,
+	URING_FULL,
+	URING_DRAINING,
+	URING_NOTIF,		/* sent; SEND_ZC notifications still due */
+};
+
+struct uring_slot {
+	char *buf;		/* registered buffer slot index */
+	uint64_t off;		/* file offset of buf[0] at the file end */
+	size_t want;		/* bytes the fill asked for */
+	size_t len;		/* bytes in the buffer */
+	size_t done;		/* bytes of it drained */
+	enum uring_state state;
+	unsigned int notifs;	/* SEND_ZC notifications still due */
+	unsigned int reqs;	/* SEND_ZC requests that will notify */
+	unsigned int copied;	/* notifications flagged ZC_COPIED */
+};
+
+struct uring_priv {
+	struct io_uring ring;
+	bool ring_ok;
+	bool one_buf;		/* the ring is one registered buffer */
+	bool splice;		/* uring-splice */
+	bool zc;		/* SEND_ZC rather than SEND */
+	bool sent_any;
+	bool eof;
+	char *mem;
+	size_t memlen;
+	size_t len;		/* bytes per buffer, or per splice */
+	unsigned int nslot;
+	unsigned int max_fills;
+	unsigned int fills;	/* fills in flight */
+	bool draining;		/* the one socket or sink request in flight */
+	unsigned int due;	/* CQEs still to come, notifications included */
+	uint64_t fill_seq, drain_seq;	/* slot numbers, modulo nslot */
+	uint64_t issued;	/* bytes asked of the source, less shortfalls */
+	uint64_t returned;	/* bytes handed back to the core */
+	uint64_t off;		/* next file offset at the file end */
+	uint64_t out_off;	/* uring-splice: sink offset */
+	int wait_ms;
+	struct dnd_pipe pipe;	/* uring-splice */
+	size_t in_pipe;		/* bytes spliced in, not yet out */
+	size_t in_want;
+	bool in_flight;
+	struct uring_slot slot[];
+};
+
+#define URING_UD(op, i) ((uint64_t)(op) << 32 | (uint32_t)(i))
+
+/* ---- probe ---- */
+
+static int uring_setup_why(int e, char *why, size_t len)
+{
+	char dis[16] = "?";
+	int fd;
+
+	if (e == -ENOSYS) {
+		snprintf(why, len, "io_uring is not in this kernel");
+		return -ENOSYS;
+	}
+	fd = open("/proc/sys/kernel/io_uring_disabled", O_RDONLY | O_CLOEXEC);
+	if (fd != -1) {
+		ssize_t n = read(fd, dis, sizeof(dis) - 1);
+
+		dis[n > 0 ? n - 1 : 0] = '\0';
+		close(fd);
+	}
+	if (e == -EPERM)
+		snprintf(why, len, "io_uring is disabled for this process "
+			 "(kernel.io_uring_disabled=%s; set it to 0)", dis);
+	else
+		snprintf(why, len, "io_uring_setup: %s", strerror(-e));
+	return e;
+}
+
+/* 0 when the kernel has every opcode in ops, else -ENOSYS naming them. */
+static int uring_probe_ops(char *why, size_t len, const int *ops,
+			   const char *const *names, unsigned int n)
+{
+	struct io_uring_probe *pr;
+	struct io_uring ring;
+	size_t off = 0;
+	unsigned int i;
+	int r;
+
+	r = io_uring_queue_init(2, &ring, 0);
+	if (r)
+		return uring_setup_why(r, why, len);
+	pr = io_uring_get_probe_ring(&ring);
+	if (!pr) {
+		snprintf(why, len, "io_uring cannot list its opcodes "
+			 "(IORING_REGISTER_PROBE needs Linux 5.6)");
+		r = -ENOSYS;
+	}
+	for (i = 0; pr && i < n; i++) {
+		if (io_uring_opcode_supported(pr, ops[i]))
+			continue;
+		if (!off)
+			off = (size_t)snprintf(why, len, "this kernel's io_uring "
+					       "lacks");
+		if (off < len)
+			off += (size_t)snprintf(why + off, len - off, " %s",
+						names[i]);
+		r = -ENOSYS;
+	}
+	if (pr)
+		io_uring_free_probe(pr);
+	io_uring_queue_exit(&ring);
+	return r;
+}
+
+static int uring_probe(char *why, size_t len)
+{
+	static const int ops[] = { IORING_OP_READ_FIXED,
+				   IORING_OP_WRITE_FIXED, IORING_OP_SEND,
+				   IORING_OP_RECV };
+	static const char *const names[] = { "READ_FIXED", "WRITE_FIXED",
+					     "SEND", "RECV" };
+
+	return uring_probe_ops(why, len, ops, names, 4);
+}
+
+static int uring_splice_probe(char *why, size_t len)
+{
+	static const int ops[] = { IORING_OP_SPLICE };
+	static const char *const names[] = { "SPLICE (Linux 5.7)" };
+
+	return uring_probe_ops(why, len, ops, names, 1);
+}
+
+static int uring_splice_check(const struct dnd_xfer *x, char *why,
+			      size_t len)
+{
+	if (x->ep == DND_EP_STREAM && !S_ISFIFO(x->fmode) &&
+	    !S_ISSOCK(x->fmode)) {
+		snprintf(why, len, "uring-splice needs a file, pipe or socket "
+			 "%s; use -m uring", x->sender ? "source" : "sink");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* ---- submitting and reaping ---- */
+
+static struct io_uring_sqe *uring_sqe(struct dnd_xfer *x, enum uring_op op,
+				      unsigned int i)
+{
+	struct uring_priv *p = x->priv;
+	struct io_uring_sqe *sqe = io_uring_get_sqe(&p->ring);
+
+	/* The ring has room for every request the pipeline can hold. */
+	DND_BUG_ON(!sqe);
+	io_uring_sqe_set_data64(sqe, URING_UD(op, i));
+	p->due++;
+	return sqe;
+}
+
+/* Maps a failed request to the first error, with its operation named. */
+static int uring_failed(struct dnd_xfer *x, int res, const char *op)
+{
+	if (res == -EAGAIN)	/* a splice that met SO_RCVTIMEO/SNDTIMEO */
+		res = -ETIMEDOUT;
+	return xfer_fail(x, res, op);
+}
+
+static int uring_cqe(struct dnd_xfer *x, const struct io_uring_cqe *cqe);
+static int uring_splice_cqe(struct dnd_xfer *x,
+			    const struct io_uring_cqe *cqe);
+
+/*
+ * Submits what is queued and waits, bounded, for at least one completion
+ * (one io_uring_enter), then handles every completion that is ready.
+ */
+static int uring_step(struct dnd_xfer *x)
+{
+	struct uring_priv *p = x->priv;
+	struct __kernel_timespec ts = {
+		.tv_sec = p->wait_ms / 1000,
+		.tv_nsec = (long long)(p->wait_ms % 1000) * 1000000,
+	};
+	struct io_uring_cqe *cqe;
+	unsigned int head, n = 0;
+	int r = 0;
+
+	if (io_uring_sq_ready(&p->ring) || !io_uring_cq_ready(&p->ring)) {
+		x->sc.calls[DND_SC_URING_ENTER]++;
+		r = io_uring_submit_and_wait_timeout(&p->ring, &cqe, 1, &ts,
+						     NULL);
+		if (r == -EINTR)
+			return io_stop_signal ? xfer_fail(x, -EINTR,
+					"interrupted by signal") : 0;
+		if (r == -ETIME)
+			return xfer_fail(x, -ETIMEDOUT,
+					 "waiting for io_uring completions");
+		if (r < 0)
+			return xfer_fail(x, r, "io_uring_enter");
+		r = 0;
+	}
+	io_uring_for_each_cqe(&p->ring, head, cqe) {
+		n++;
+		p->due--;
+		if (cqe->flags & IORING_CQE_F_MORE)
+			p->due++;
+		r = p->splice ? uring_splice_cqe(x, cqe) : uring_cqe(x, cqe);
+		if (r)
+			break;
+	}
+	io_uring_cq_advance(&p->ring, n);
+	return r;
+}
+
+/* Cancels whatever is in flight and waits for it, up to about a second. */
+static void uring_cancel_all(struct dnd_xfer *x)
+{
+	struct uring_priv *p = x->priv;
+	struct __kernel_timespec ts = { .tv_nsec = 100000000 };
+	struct io_uring_cqe *cqe;
+	unsigned int head, n, tries;
+
+	io_uring_prep_cancel64(uring_sqe(x, URING_CANCEL, 0), 0,
+			       IORING_ASYNC_CANCEL_ANY);
+	for (tries = 0; p->due && tries < 10; tries++) {
+		io_uring_submit_and_wait_timeout(&p->ring, &cqe, 1, &ts, NULL);
+		n = 0;
+		io_uring_for_each_cqe(&p->ring, head, cqe) {
+			n++;
+			p->due--;
+			if (cqe->flags & IORING_CQE_F_MORE)
+				p->due++;
+		}
+		io_uring_cq_advance(&p->ring, n);
+	}
+}
+
+/* ---- uring: registered buffers ---- */
+
+/* The registered buffer index of slot i (one for the ring, if it fits). */
+static int uring_buf_index(const struct uring_priv *p, unsigned int i)
+{
+	return p->one_buf ? 0 : (int)i;
+}
+
+/* Source read or socket recv into s, from byte s->len on. */
+static void uring_prep_fill(struct dnd_xfer *x, struct uring_slot *s)
+{
+	struct uring_priv *p = x->priv;
+	unsigned int i = (unsigned int)(s - p->slot);
+	struct io_uring_sqe *sqe = uring_sqe(x, URING_FILL, i);
+
+	if (x->sender)
+		io_uring_prep_read_fixed(sqe, x->fd, s->buf + s->len,
+					 (unsigned int)(s->want - s->len),
+					 x->ep == DND_EP_FILE ? s->off + s->len :
+					 (uint64_t)-1, uring_buf_index(p, i));
+	else
+		io_uring_prep_recv(sqe, x->sock, s->buf, s->want, 0);
+	p->fills++;
+}
+
+/*
+ * Socket send or sink write of the k slots from index a on, starting at
+ * byte done of the first. They are adjacent in memory and all but the last
+ * are full, so one request carries them: fewer, larger sends.
+ */
+static void uring_prep_drain(struct dnd_xfer *x, unsigned int a,
+			     unsigned int k)
+{
+	struct uring_priv *p = x->priv;
+	struct uring_slot *s = &p->slot[a];
+	struct io_uring_sqe *sqe = uring_sqe(x, URING_DRAIN, a | k << 16);
+	size_t n = (size_t)(k - 1) * p->len + p->slot[a + k - 1].len - s->done;
+	unsigned int i;
+
+	if (x->sender && p->zc)
+		io_uring_prep_send_zc_fixed(sqe, x->sock, s->buf + s->done, n,
+					    0, IORING_SEND_ZC_REPORT_USAGE,
+					    (unsigned int)uring_buf_index(p, a));
+	else if (x->sender)
+		io_uring_prep_send(sqe, x->sock, s->buf + s->done, n, 0);
+	else
+		io_uring_prep_write_fixed(sqe, x->fd, s->buf + s->done,
+					  (unsigned int)n,
+					  x->ep == DND_EP_FILE ?
+					  s->off + s->done : (uint64_t)-1,
+					  uring_buf_index(p, a));
+	for (i = a; i < a + k; i++)
+		p->slot[i].state = URING_DRAINING;
+	p->draining = true;
+}
+
+/* Queues the next drain: the full slots in order from drain_seq. */
+static void uring_queue_drain(struct dnd_xfer *x)
+{
+	struct uring_priv *p = x->priv;
+	unsigned int a, k;
+
+	for (;;) {
+		a = (unsigned int)(p->drain_seq % p->nslot);
+		if (p->draining || p->slot[a].state != URING_FULL)
+			return;
+		if (p->slot[a].len)
+			break;
+		p->slot[a].state = URING_FREE;	/* empty: read at the end */
+		p->drain_seq++;
+	}
+	for (k = 1; p->one_buf && a + k < p->nslot &&
+	     p->slot[a + k - 1].len == p->len &&
+	     p->slot[a + k].state == URING_FULL && p->slot[a + k].len; k++)
+		;
+	for (unsigned int i = a; x->sender && i < a + k; i++)
+		if (!p->slot[i].done)
+			xfer_hash_inline(x, p->slot[i].buf, p->slot[i].len);
+	uring_prep_drain(x, a, k);
+}
+
+/* Queues fills within the budget (len past base) and the next drain. */
+static void uring_queue(struct dnd_xfer *x, uint64_t base, size_t len)
+{
+	struct uring_priv *p = x->priv;
+	struct uring_slot *s;
+
+	while (!p->eof && p->fills < p->max_fills && p->issued - base < len) {
+		size_t room = len - (size_t)(p->issued - base);
+
+		s = &p->slot[p->fill_seq % p->nslot];
+		if (s->state != URING_FREE)
+			break;
+		s->state = URING_FILLING;
+		s->want = room < p->len ? room : p->len;
+		s->len = s->done = 0;
+		s->off = p->off;
+		if (x->sender)
+			p->off += s->want;
+		p->issued += s->want;
+		p->fill_seq++;
+		uring_prep_fill(x, s);
+	}
+	uring_queue_drain(x);
+}
+
+/* A buffer is free again: its bytes go into the copied/zero-copy totals. */
+static void uring_slot_free(struct dnd_xfer *x, struct uring_slot *s)
+{
+	struct uring_priv *p = x->priv;
+	uint64_t copied = s->len;
+
+	if (x->sender && p->zc)
+		copied = s->reqs ? (uint64_t)s->len * s->copied / s->reqs : 0;
+	x->zc.copied_bytes += copied;
+	x->zc.zc_bytes += s->len - copied;
+	s->state = URING_FREE;
+	s->notifs = s->reqs = s->copied = 0;
+}
+
+static int uring_filled(struct dnd_xfer *x, struct uring_slot *s, int res)
+{
+	struct uring_priv *p = x->priv;
+
+	p->fills--;
+	if (res < 0)
+		return uring_failed(x, res, x->sender ? "io_uring READ_FIXED "
+				    "source" : "io_uring RECV socket");
+	if (!x->sender) {
+		s->off = p->off;
+		p->off += (uint64_t)res;
+		x->sc.bytes[DND_SC_URING_ENTER] += (uint64_t)res;
+	}
+	s->len += (size_t)res;
+	if (!res)
+		p->eof = true;
+	/* A regular file reads short only at its end: top up until then. */
+	if (res && x->sender && x->ep == DND_EP_FILE && s->len < s->want) {
+		uring_prep_fill(x, s);
+		return 0;
+	}
+	p->issued -= s->want - s->len;
+	s->state = URING_FULL;
+	return 0;
+}
+
+/* The drain of k slots from a moved res bytes: hand back whole slots. */
+static int uring_drained(struct dnd_xfer *x, unsigned int a, unsigned int k,
+			 int res, unsigned int flags)
+{
+	struct uring_priv *p = x->priv;
+	unsigned int i;
+
+	p->draining = false;
+	if (res == -EINVAL && p->zc && !p->sent_any)
+		return xfer_fail(x, res, "SEND_ZC refused "
+				 "IORING_SEND_ZC_REPORT_USAGE (Linux < 6.2)");
+	if (res <= 0)
+		return uring_failed(x, res ? res : -EIO, !x->sender ?
+				    "io_uring WRITE_FIXED sink" : p->zc ?
+				    "io_uring SEND_ZC socket" :
+				    "io_uring SEND socket");
+	p->sent_any = true;
+	if (x->sender)
+		x->sc.bytes[DND_SC_URING_ENTER] += (uint64_t)res;
+	for (i = a; i < a + k; i++) {
+		struct uring_slot *s = &p->slot[i];
+		size_t take = s->len - s->done;
+
+		if (flags & IORING_CQE_F_MORE) {
+			s->notifs++;
+			s->reqs++;
+		}
+		take = (size_t)res < take ? (size_t)res : take;
+		s->done += take;
+		res -= (int)take;
+		if (s->done < s->len) {
+			s->state = URING_FULL;	/* short: the rest goes next */
+			continue;
+		}
+		p->returned += s->len;
+		p->drain_seq++;
+		if (s->notifs)
+			s->state = URING_NOTIF;
+		else
+			uring_slot_free(x, s);
+	}
+	return 0;
+}
+
+/* A SEND_ZC notification: the kernel let go of the k slots from a. */
+static void uring_notified(struct dnd_xfer *x, unsigned int a, unsigned int k,
+			   int res)
+{
+	struct uring_priv *p = x->priv;
+	bool copied = (uint32_t)res & IORING_NOTIF_USAGE_ZC_COPIED;
+	unsigned int i;
+
+	x->zc.completions++;
+	x->zc.copied_completions += copied;
+	for (i = a; i < a + k; i++) {
+		struct uring_slot *s = &p->slot[i];
+
+		s->copied += copied;
+		if (!--s->notifs && s->state == URING_NOTIF)
+			uring_slot_free(x, s);
+	}
+}
+
+static int uring_cqe(struct dnd_xfer *x, const struct io_uring_cqe *cqe)
+{
+	struct uring_priv *p = x->priv;
+	unsigned int a = (uint16_t)cqe->user_data;
+	unsigned int k = (uint16_t)(cqe->user_data >> 16);
+
+	if (a + k > p->nslot)	/* guards the slot array */
+		return 0;
+	switch (cqe->user_data >> 32) {
+	case URING_FILL:
+		return uring_filled(x, &p->slot[a], cqe->res);
+	case URING_DRAIN:
+		if (!(cqe->flags & IORING_CQE_F_NOTIF))
+			return uring_drained(x, a, k, cqe->res, cqe->flags);
+		uring_notified(x, a, k, cqe->res);
+		return 0;
+	}
+	return 0;
+}
+
+static ssize_t uring_move(struct dnd_xfer *x, size_t len)
+{
+	struct uring_priv *p = x->priv;
+	uint64_t base = p->returned;
+	int r;
+
+	for (;;) {
+		uring_queue(x, base, len);
+		/* Progress returns at once; queued requests go in with the
+		 * next call's io_uring_enter. */
+		if (p->returned > base)
+			return (ssize_t)(p->returned - base);
+		if (p->eof && !p->fills && !p->draining)
+			return 0;
+		r = uring_step(x);
+		if (r)
+			return r;
+	}
+}
+
+/* ---- uring-splice ---- */
+
+static void uring_splice_queue(struct dnd_xfer *x, uint64_t base, size_t len)
+{
+	struct uring_priv *p = x->priv;
+	int in = x->sender ? x->fd : x->sock;
+	int out = x->sender ? x->sock : x->fd;
+	struct io_uring_sqe *sqe;
+
+	if (!p->in_flight && !p->eof && p->issued - base < len &&
+	    p->in_pipe < p->pipe.size) {
+		size_t want = p->pipe.size - p->in_pipe;
+
+		if (want > p->len)
+			want = p->len;
+		if (want > len - (p->issued - base))
+			want = len - (size_t)(p->issued - base);
+		sqe = uring_sqe(x, URING_SPLICE_IN, 0);
+		io_uring_prep_splice(sqe, in, x->sender && x->ep == DND_EP_FILE ?
+				     (int64_t)p->off : -1, p->pipe.wr, -1,
+				     (unsigned int)want, x->splice_flags);
+		p->in_flight = true;
+		p->in_want = want;
+		p->issued += want;
+	}
+	if (!p->draining && p->in_pipe) {
+		sqe = uring_sqe(x, URING_SPLICE_OUT, 0);
+		io_uring_prep_splice(sqe, p->pipe.rd, -1, out,
+				     !x->sender && x->ep == DND_EP_FILE ?
+				     (int64_t)p->out_off : -1,
+				     (unsigned int)p->in_pipe, x->splice_flags);
+		p->draining = true;
+	}
+}
+
+static int uring_splice_cqe(struct dnd_xfer *x,
+			    const struct io_uring_cqe *cqe)
+{
+	struct uring_priv *p = x->priv;
+	int res = cqe->res;
+
+	if (cqe->user_data >> 32 == URING_SPLICE_IN) {
+		p->in_flight = false;
+		if (res < 0)
+			return uring_failed(x, res, x->sender ? "io_uring splice "
+					    "source->pipe" : "io_uring splice "
+					    "socket->pipe");
+		p->issued -= p->in_want - (size_t)res;
+		p->in_pipe += (size_t)res;
+		p->off += (uint64_t)res;
+		p->eof = !res;
+		if (!x->sender)
+			x->sc.bytes[DND_SC_URING_ENTER] += (uint64_t)res;
+	} else if (cqe->user_data >> 32 == URING_SPLICE_OUT) {
+		p->draining = false;
+		if (res <= 0)
+			return uring_failed(x, res ? res : -EIO, x->sender ?
+					    "io_uring splice pipe->socket" :
+					    "io_uring splice pipe->sink");
+		p->in_pipe -= (size_t)res;
+		p->out_off += (uint64_t)res;
+		p->returned += (uint64_t)res;
+		if (x->sender)
+			x->sc.bytes[DND_SC_URING_ENTER] += (uint64_t)res;
+	}
+	return 0;
+}
+
+static ssize_t uring_splice_move(struct dnd_xfer *x, size_t len)
+{
+	struct uring_priv *p = x->priv;
+	uint64_t base = p->returned;
+	int r;
+
+	for (;;) {
+		uring_splice_queue(x, base, len);
+		if (p->returned > base)
+			return (ssize_t)(p->returned - base);
+		if (p->eof && !p->in_flight && !p->draining && !p->in_pipe)
+			return 0;
+		r = uring_step(x);
+		if (r)
+			return r;
+	}
+}
+
+/* ---- setup, finish, teardown ---- */
+
+/* Waits for the SEND_ZC notifications still due, so all buffers are free. */
+static int uring_finish(struct dnd_xfer *x)
+{
+	struct uring_priv *p = x->priv;
+	int r = 0;
+
+	while (!r && p->due)
+		r = uring_step(x);
+	return r;
+}
+
+static void uring_teardown(struct dnd_xfer *x)
+{
+	struct uring_priv *p = x->priv;
+
+	if (!p)
+		return;
+	if (p->ring_ok) {
+		if (p->due)
+			uring_cancel_all(x);
+		io_uring_queue_exit(&p->ring);
+	}
+	pipe_close(&p->pipe);
+	if (p->mem)
+		munmap(p->mem, p->memlen);
+	free(p);
+	x->priv = NULL;
+}
+
+/* The ring and what both variants share; nslot buffers are added later. */
+static int uring_setup_ring(struct dnd_xfer *x, unsigned int nslot)
+{
+	unsigned int qd = x->qd ? x->qd : URING_QD_DEFAULT;
+	struct timeval tv = { 0 };
+	socklen_t l = sizeof(tv);
+	struct uring_priv *p;
+	int r;
+
+	p = calloc(1, sizeof(*p) + nslot * sizeof(p->slot[0]));
+	if (!p)
+		return -ENOMEM;
+	x->priv = p;
+	p->pipe.rd = p->pipe.wr = -1;
+	p->nslot = nslot;
+	p->off = p->out_off = (uint64_t)x->pos;
+	r = io_uring_queue_init(2 * qd + 4, &p->ring, 0);
+	if (r)
+		return xfer_fail(x, r, "io_uring_queue_init");
+	p->ring_ok = true;
+	getsockopt(x->sock, SOL_SOCKET, x->sender ? SO_SNDTIMEO : SO_RCVTIMEO,
+		   &tv, &l);
+	p->wait_ms = (int)(tv.tv_sec * 1000 + tv.tv_usec / 1000);
+	if (p->wait_ms <= 0)
+		p->wait_ms = URING_WAIT_MS_DEFAULT;
+	return 0;
+}
+
+/* Registered buffers, and whether this kernel has SEND_ZC. */
+static int uring_setup_bufs(struct dnd_xfer *x)
+{
+	struct uring_priv *p = x->priv;
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	struct io_uring_probe *pr;
+	struct iovec *iov;
+	unsigned int i;
+	int r;
+
+	p->len = (x->bsz + page - 1) / page * page;
+	p->memlen = p->nslot * p->len;
+	p->mem = mmap(NULL, p->memlen, PROT_READ | PROT_WRITE,
+		      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	iov = calloc(p->nslot, sizeof(*iov));
+	if (p->mem == MAP_FAILED || !iov) {
+		p->mem = p->mem == MAP_FAILED ? NULL : p->mem;
+		free(iov);
+		return xfer_fail(x, -ENOMEM, "allocating io_uring buffers");
+	}
+	for (i = 0; i < p->nslot; i++) {
+		p->slot[i].buf = p->mem + (size_t)i * p->len;
+		iov[i].iov_base = p->slot[i].buf;
+		iov[i].iov_len = p->len;
+	}
+	/* One registered buffer (at most 1 GiB) lets a send span slots. */
+	p->one_buf = p->memlen <= URING_REG_MAX;
+	if (p->one_buf)
+		iov[0].iov_len = p->memlen;
+	r = io_uring_register_buffers(&p->ring, iov, p->one_buf ? 1 :
+							       p->nslot);
+	free(iov);
+	if (r == -ENOMEM)
+		return xfer_fail(x, r, "registering io_uring buffers (raise "
+				 "ulimit -l or lower --qd)");
+	if (r)
+		return xfer_fail(x, r, "registering io_uring buffers");
+	pr = io_uring_get_probe_ring(&p->ring);
+	p->zc = x->sender && pr &&
+		io_uring_opcode_supported(pr, IORING_OP_SEND_ZC);
+	if (pr)
+		io_uring_free_probe(pr);
+	return 0;
+}
+
+static int uring_setup(struct dnd_xfer *x)
+{
+	unsigned int qd = x->qd ? x->qd : URING_QD_DEFAULT;
+	struct uring_priv *p;
+	char a[32];
+	int r;
+
+	r = uring_setup_ring(x, qd);
+	if (!r)
+		r = uring_setup_bufs(x);
+	if (r)
+		return r;
+	p = x->priv;
+	/* Reads of a pipe would race each other: one at a time. Zeros are
+	 * zeros in any order. */
+	p->max_fills = x->sender && (x->ep == DND_EP_FILE ||
+				     x->ep == DND_EP_ZERO) ? qd : 1;
+	x->eff_bsz = p->len;
+	x->zc.set = true;
+	opt_fmt_size(p->len, a, sizeof(a));
+	if (!x->sender)
+		snprintf(x->detail, sizeof(x->detail), "RECV into %u registered "
+			 "%s buffers, WRITE_FIXED to the sink", qd, a);
+	else if (p->zc)
+		snprintf(x->detail, sizeof(x->detail), "READ_FIXED, then SEND_ZC "
+			 "(report usage) from %u registered %s buffers", qd, a);
+	else
+		snprintf(x->detail, sizeof(x->detail), "plain SEND: this kernel "
+			 "has no IORING_OP_SEND_ZC; %u registered %s buffers",
+			 qd, a);
+	return 0;
+}
+
+static int uring_splice_setup(struct dnd_xfer *x)
+{
+	struct uring_priv *p;
+	int r = uring_setup_ring(x, 0);
+
+	if (r)
+		return r;
+	p = x->priv;
+	p->splice = true;
+	r = pipe_open(&p->pipe, x->pipe_size);
+	if (r)
+		return xfer_fail(x, r, "F_SETPIPE_SZ");
+	x->pipe_got = p->pipe.size;
+	p->len = x->bsz;
+	x->eff_bsz = x->bsz;
+	snprintf(x->detail, sizeof(x->detail), "IORING_OP_SPLICE %s -> pipe "
+		 "-> %s, one splice in flight each way (io-wq)",
+		 x->sender ? "source" : "socket", x->sender ? "socket" : "sink");
+	return 0;
+}
+
+const struct dnd_method method_uring = {
+	.name = "uring",
+	.send_help = "io_uring READ_FIXED into registered buffers, SEND_ZC "
+		     "(or SEND)",
+	.recv_help = "io_uring RECV into registered buffers, WRITE_FIXED",
+	.flags = DND_M_USERBUF | DND_M_ZEROCOPY,
+	.probe = uring_probe,
+	.setup = uring_setup,
+	.send = uring_move,
+	.recv = uring_move,
+	.finish = uring_finish,
+	.teardown = uring_teardown,
+};
+
+const struct dnd_method method_uring_splice = {
+	.name = "uring-splice",
+	.send_help = "io_uring SPLICE source -> pipe -> socket",
+	.recv_help = "io_uring SPLICE socket -> pipe -> sink",
+	.flags = DND_M_PIPE | DND_M_ZEROCOPY,
+	.probe = uring_splice_probe,
+	.check = uring_splice_check,
+	.setup = uring_splice_setup,
+	.send = uring_splice_move,
+	.recv = uring_splice_move,
+	.finish = uring_finish,
+	.teardown = uring_teardown,
+};
+
+#endif /* DND_HAVE_LIBURING */
