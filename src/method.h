@@ -30,6 +30,9 @@ struct dnd_method {
 	int (*setup)(struct dnd_xfer *x);
 	ssize_t (*send)(struct dnd_xfer *x, size_t len);
 	ssize_t (*recv)(struct dnd_xfer *x, size_t len);
+	/* The file half alone: lands n bytes of user memory at x->pos in
+	 * x->fd, all or -errno. Used by recv and by filebench. NULL: none. */
+	ssize_t (*put)(struct dnd_xfer *x, const void *buf, size_t n);
 	int (*finish)(struct dnd_xfer *x);
 	void (*teardown)(struct dnd_xfer *x);
 };

@@ -50,6 +50,10 @@ struct dnd_xfer {
 	XXH3_state_t *hash;
 
 	void *priv;		/* method state; freed by teardown */
+	/* Set by setup when put lands data fastest from the method's own
+	 * memory (io_uring's registered buffers): callers of put fill it. */
+	void *putbuf;
+	size_t putbuf_len;
 	struct dnd_syscalls sc;
 	struct dnd_zc zc;	/* zero-copy outcome, for methods that know it */
 	char detail[160];	/* method's own note for the report */

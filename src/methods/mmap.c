@@ -19,6 +19,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "io.h"
@@ -152,6 +153,41 @@ static ssize_t mmap_recv(struct dnd_xfer *x, size_t len)
 	return (ssize_t)got;
 }
 
+/*
+ * The file half alone: memcpy into mapped windows of the file (filebench's
+ * mmap path). The receiver instead read()s the socket straight into them.
+ */
+static ssize_t mmap_put(struct dnd_xfer *x, const void *buf, size_t n)
+{
+	struct mmap_priv *p = x->priv;
+	off_t at = x->pos;
+	size_t done = 0;
+	int r;
+
+	while (done < n) {
+		off_t base = at & ~(off_t)(p->page - 1);
+		size_t delta = (size_t)(at - base), k = p->window - delta;
+		void *map;
+
+		if (k > n - done)
+			k = n - done;
+		if (at + (off_t)k > p->fsize) {
+			r = mmap_extend(x, p, at + (off_t)k);
+			if (r)
+				return r;
+		}
+		r = io_mmap(&x->sc, &map, delta + k, PROT_READ | PROT_WRITE,
+			    MAP_SHARED, x->fd, base);
+		if (r)
+			return xfer_fail(x, r, "mmap file");
+		memcpy((char *)map + delta, (const char *)buf + done, k);
+		io_munmap(&x->sc, map, delta + k);
+		done += k;
+		at += (off_t)k;
+	}
+	return (ssize_t)n;
+}
+
 /* The last window may have extended the file past the data: cut it back. */
 static int mmap_finish(struct dnd_xfer *x)
 {
@@ -182,6 +218,7 @@ const struct dnd_method method_mmap = {
 	.setup = mmap_setup,
 	.send = mmap_send,
 	.recv = mmap_recv,
+	.put = mmap_put,
 	.finish = mmap_finish,
 	.teardown = mmap_teardown,
 };

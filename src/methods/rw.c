@@ -52,19 +52,24 @@ static ssize_t rw_send(struct dnd_xfer *x, size_t len)
 	return n;
 }
 
+/* write() until all n bytes are in; with an O_DIRECT fd and an aligned
+ * buffer this is filebench's direct path. */
+static ssize_t rw_put(struct dnd_xfer *x, const void *buf, size_t n)
+{
+	int r = io_write_all(&x->sc, x->fd, buf, n);
+
+	return r ? xfer_fail(x, r, "write file") : (ssize_t)n;
+}
+
 static ssize_t rw_recv(struct dnd_xfer *x, size_t len)
 {
 	struct rw_priv *p = x->priv;
 	ssize_t n;
-	int r;
 
 	n = io_read(&x->sc, x->sock, p->buf, len < p->len ? len : p->len);
 	if (n <= 0)
 		return n == 0 ? 0 : xfer_fail(x, (int)n, "read socket");
-	r = io_write_all(&x->sc, x->fd, p->buf, (size_t)n);
-	if (r)
-		return xfer_fail(x, r, "write file");
-	return n;
+	return rw_put(x, p->buf, (size_t)n);
 }
 
 static void rw_teardown(struct dnd_xfer *x)
@@ -86,5 +91,6 @@ const struct dnd_method method_rw = {
 	.setup = rw_setup,
 	.send = rw_send,
 	.recv = rw_recv,
+	.put = rw_put,
 	.teardown = rw_teardown,
 };

@@ -149,13 +149,26 @@ static ssize_t vms_send(struct dnd_xfer *x, size_t len)
 	return r ? xfer_fail(x, r, "madvise") : n;
 }
 
+/*
+ * The file half: vmsplice -> pipe -> splice into the file (what fio's
+ * splice engine does). Splicing into a file copies the pages, so the
+ * buffer may be written again as soon as this returns, SPLICE_F_GIFT or not.
+ */
+static ssize_t vms_put(struct dnd_xfer *x, const void *buf, size_t n)
+{
+	loff_t off = x->pos;
+	int r;
+
+	r = vms_push(x, (char *)buf, n, x->fd,
+		     x->ep == DND_EP_FILE ? &off : NULL, "splice pipe->file");
+	return r ? r : (ssize_t)n;
+}
+
 static ssize_t vms_recv(struct dnd_xfer *x, size_t len)
 {
 	struct vms_priv *p = x->priv;
 	char *buf = p->buf + p->cur * p->len;
 	size_t want = len < p->len ? len : p->len, got = 0;
-	loff_t off = x->pos;
-	int r;
 
 	p->cur ^= 1;
 	while (got < want) {
@@ -167,11 +180,7 @@ static ssize_t vms_recv(struct dnd_xfer *x, size_t len)
 			break;
 		got += (size_t)n;
 	}
-	if (!got)
-		return 0;
-	r = vms_push(x, buf, got, x->fd, x->ep == DND_EP_FILE ? &off : NULL,
-		     "splice pipe->file");
-	return r ? r : (ssize_t)got;
+	return got ? vms_put(x, buf, got) : 0;
 }
 
 const struct dnd_method method_vmsplice = {
@@ -184,5 +193,6 @@ const struct dnd_method method_vmsplice = {
 	.setup = vms_setup,
 	.send = vms_send,
 	.recv = vms_recv,
+	.put = vms_put,
 	.teardown = vms_teardown,
 };
