@@ -84,8 +84,11 @@ asan-check:
 smoke: deps all
 	$(Q)DND=$(CURDIR)/$(BIN) tests/smoke.sh
 
-# dnd's main job. Until `dnd bench` lands it is one verified demo transfer.
-bench: smoke
+# dnd's main job: every method pair on loopback against memcpy, a pipe-only
+# ceiling and iperf3 (make bench BENCH_ARGS="--full --plot bench.png").
+BENCH_ARGS ?= --compare
+bench: deps all
+	$(Q)$(BIN) bench $(BENCH_ARGS)
 
 hdrcheck:
 	$(Q)for h in src/*.h src/methods/*.h; do [ -f "$$h" ] || continue; \

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cmd_bench.h"
 #include "cmd_filebench.h"
 #include "cmd_probe.h"
 #include "cmd_xfer.h"
@@ -19,6 +20,7 @@ struct dnd_cmd {
 static const struct dnd_cmd cmds[] = {
 	{ "send", cmd_send, "send a file to 'dnd recv' (dnd send --help)" },
 	{ "recv", cmd_recv, "receive one file from 'dnd send'" },
+	{ "bench", cmd_bench, "every method pair, measured against memcpy, pipe and iperf3 (dnd bench --help)" },
 	{ "filebench", cmd_filebench, "every way to put data into a file, timed like fio" },
 	{ "probe", cmd_probe, "what this kernel can do, and the seeds' kernel behaviours" },
 	{ NULL, NULL, NULL },
