@@ -15,6 +15,7 @@
 #include "log.h"
 #include "method.h"
 #include "opts.h"
+#include "proto.h"
 #include "session.h"
 
 enum xfer_role {
@@ -276,7 +277,7 @@ static int xfer_parse(int argc, char **argv, enum xfer_role role,
 			xfer_usage(stdout, role);
 			return 0;
 		case 'l':
-			xfer_size("-l", optarg, 0, UINT64_MAX, &o->limit, &bad);
+			xfer_size("-l", optarg, 0, DND_LEN_MAX, &o->limit, &bad);
 			o->has_limit = true;
 			break;
 		case 'm':

@@ -6,6 +6,7 @@
 #include <xxhash.h>
 
 #include "hash.h"
+#include "io.h"
 
 #define HASH_CHUNK (1U << 20)
 
@@ -24,6 +25,10 @@ int hash_fd(int fd, off_t off, uint64_t len, uint64_t *out)
 		size_t want = len < HASH_CHUNK ? (size_t)len : HASH_CHUNK;
 		ssize_t n = pread(fd, buf, want, off);
 
+		if (io_stop_signal) {
+			ret = -EINTR;
+			goto out;
+		}
 		if (n == -1 && errno == EINTR)
 			continue;
 		if (n <= 0) {

@@ -15,9 +15,21 @@
 
 volatile sig_atomic_t io_stop_signal;
 
+volatile sig_atomic_t io_stop_fd = -1;
+
+/*
+ * A signal that lands between the flag check and a blocking call would be
+ * missed until --timeout; shutting the socket down wakes that call at once
+ * (shutdown() is async-signal-safe).
+ */
 static void io_on_stop(int sig)
 {
+	int saved = errno;
+
 	io_stop_signal = sig;
+	if (io_stop_fd >= 0)
+		shutdown(io_stop_fd, SHUT_RDWR);
+	errno = saved;
 }
 
 void io_install_signals(void)
@@ -61,6 +73,8 @@ ssize_t io_read(struct dnd_syscalls *sc, int fd, void *buf, size_t n)
 {
 	ssize_t r;
 
+	if (io_stop_signal)
+		return -EINTR;
 	do
 		r = read(fd, buf, n);
 	while (io_retry(sc, r));
@@ -72,6 +86,8 @@ ssize_t io_pread(struct dnd_syscalls *sc, int fd, void *buf, size_t n,
 {
 	ssize_t r;
 
+	if (io_stop_signal)
+		return -EINTR;
 	do
 		r = pread(fd, buf, n, off);
 	while (io_retry(sc, r));
@@ -82,6 +98,8 @@ ssize_t io_write(struct dnd_syscalls *sc, int fd, const void *buf, size_t n)
 {
 	ssize_t r;
 
+	if (io_stop_signal)
+		return -EINTR;
 	do
 		r = write(fd, buf, n);
 	while (io_retry(sc, r));
@@ -115,6 +133,8 @@ ssize_t io_recv(struct dnd_syscalls *sc, int fd, void *buf, size_t n,
 	 * as a raw system call because sanitizer interceptors would treat the
 	 * returned length as bytes written at NULL.
 	 */
+	if (io_stop_signal)
+		return -EINTR;
 	do
 		r = buf ? recv(fd, buf, n, flags) :
 			  syscall(SYS_recvfrom, fd, NULL, n, flags, NULL, NULL);
@@ -127,6 +147,8 @@ ssize_t io_sendfile(struct dnd_syscalls *sc, int out, int in, off_t *off,
 {
 	ssize_t r;
 
+	if (io_stop_signal)
+		return -EINTR;
 	do
 		r = sendfile(out, in, off, n);
 	while (io_retry(sc, r));
@@ -139,6 +161,8 @@ ssize_t io_splice(struct dnd_syscalls *sc, enum dnd_sc kind, int in,
 {
 	ssize_t r;
 
+	if (io_stop_signal)
+		return -EINTR;
 	do
 		r = splice(in, off_in, out, off_out, n, flags);
 	while (io_retry(sc, r));
@@ -150,6 +174,8 @@ ssize_t io_vmsplice(struct dnd_syscalls *sc, int fd, const struct iovec *iov,
 {
 	ssize_t r;
 
+	if (io_stop_signal)
+		return -EINTR;
 	do
 		r = vmsplice(fd, iov, nr, flags);
 	while (io_retry(sc, r));
@@ -223,6 +249,8 @@ ssize_t io_send(struct dnd_syscalls *sc, int fd, const void *buf, size_t n,
 {
 	ssize_t r;
 
+	if (io_stop_signal)
+		return -EINTR;
 	do
 		r = send(fd, buf, n, flags);
 	while (io_retry(sc, r));
@@ -234,6 +262,8 @@ ssize_t io_recvmsg(struct dnd_syscalls *sc, int fd, struct msghdr *msg,
 {
 	ssize_t r;
 
+	if (io_stop_signal)
+		return -EINTR;
 	do
 		r = recvmsg(fd, msg, flags);
 	while (io_retry(sc, r));

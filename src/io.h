@@ -15,8 +15,13 @@
 
 #include "stats.h"
 
-/* Set by the SIGINT/SIGTERM handler to the signal number; 0 while running. */
+/* Set by the SIGINT/SIGTERM handler to the signal number; 0 while running.
+ * Every blocking wrapper below returns -EINTR once it is set. */
 extern volatile sig_atomic_t io_stop_signal;
+
+/* The connected socket, or -1: the stop handler shuts it down so that a
+ * call blocked on it returns at once. */
+extern volatile sig_atomic_t io_stop_fd;
 
 /* Installs handlers: SIGINT/SIGTERM stop the run (no SA_RESTART, so blocking
  * calls return EINTR), SIGPIPE is ignored (EPIPE is reported instead). */

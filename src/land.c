@@ -41,8 +41,10 @@ int land_check(const char *target, bool overwrite, bool truncate, char *err,
 		}
 	}
 	dir = land_dir(target);
-	if (!dir)
+	if (!dir) {
+		snprintf(err, len, "out of memory");
 		return -ENOMEM;
+	}
 	if (access(dir, W_OK | X_OK) == -1) {
 		r = -errno;
 		snprintf(err, len, "cannot write into directory %s: %s", dir,
@@ -53,18 +55,29 @@ int land_check(const char *target, bool overwrite, bool truncate, char *err,
 }
 
 int land_open(struct dnd_land *l, const char *target, bool overwrite,
-	      char *err, size_t len)
+	      bool truncate, char *err, size_t len)
 {
 	struct stat st;
 	char *dir, *base, *copy;
 	int r;
 
 	memset(l, 0, sizeof(*l));
+	memset(&st, 0, sizeof(st));
 	l->fd = -1;
 	l->target = strdup(target);
-	l->replaces = stat(target, &st) == 0;
 	if (!l->target)
-		return -ENOMEM;
+		goto nomem;
+	/* Checked again: the file may have appeared while we waited. */
+	l->replaces = stat(target, &st) == 0;
+	if (l->replaces && !overwrite && !truncate) {
+		snprintf(err, len, "%s appeared while waiting for the sender; "
+			 "use -t to replace it or -o to overwrite it in place",
+			 target);
+		l->replaces = false;
+		return -EEXIST;
+	}
+	l->dev = st.st_dev;
+	l->ino = st.st_ino;
 	if (overwrite && l->replaces) {
 		l->in_place = true;
 		l->fd = open(target, O_RDWR | O_CLOEXEC);
@@ -77,7 +90,7 @@ int land_open(struct dnd_land *l, const char *target, bool overwrite,
 	if (!dir || !copy) {
 		free(dir);
 		free(copy);
-		return -ENOMEM;
+		goto nomem;
 	}
 	base = basename(copy);
 	if (asprintf(&l->tmp, "%s/.%s.dnd-XXXXXX", dir, base) == -1)
@@ -85,7 +98,7 @@ int land_open(struct dnd_land *l, const char *target, bool overwrite,
 	free(dir);
 	free(copy);
 	if (!l->tmp)
-		return -ENOMEM;
+		goto nomem;
 	l->fd = mkostemp(l->tmp, O_CLOEXEC);
 	if (l->fd == -1) {
 		free(l->tmp);
@@ -98,6 +111,9 @@ fail:
 	snprintf(err, len, "cannot create a file next to %s: %s", target,
 		 strerror(errno));
 	return r;
+nomem:
+	snprintf(err, len, "out of memory");
+	return -ENOMEM;
 }
 
 static mode_t land_mode(const struct dnd_land *l)
@@ -111,6 +127,26 @@ static mode_t land_mode(const struct dnd_land *l)
 	return 0666 & ~mask;
 }
 
+/*
+ * Renames the temporary file onto the target. Without -t the target must
+ * still not exist: a file that appeared meanwhile is never replaced.
+ */
+static int land_rename(struct dnd_land *l)
+{
+	if (l->replaces)
+		return rename(l->tmp, l->target);
+	if (renameat2(AT_FDCWD, l->tmp, AT_FDCWD, l->target,
+		      RENAME_NOREPLACE) == 0)
+		return 0;
+	if (errno != EINVAL)
+		return -1;
+	/* No RENAME_NOREPLACE on this file system: link() cannot replace. */
+	if (link(l->tmp, l->target) == -1)
+		return -1;
+	unlink(l->tmp);
+	return 0;
+}
+
 int land_commit(struct dnd_land *l, uint64_t size, char *err, size_t len)
 {
 	char *dir;
@@ -122,7 +158,7 @@ int land_commit(struct dnd_land *l, uint64_t size, char *err, size_t len)
 		land_free(l);
 		return 0;
 	}
-	if (fchmod(l->fd, land_mode(l)) == -1 || rename(l->tmp, l->target) == -1)
+	if (fchmod(l->fd, land_mode(l)) == -1 || land_rename(l) == -1)
 		goto fail;
 	free(l->tmp);
 	l->tmp = NULL;
@@ -150,12 +186,16 @@ static void land_close(struct dnd_land *l)
 
 void land_abort(struct dnd_land *l)
 {
+	struct stat st;
+
 	land_close(l);
 	if (l->tmp)
 		unlink(l->tmp);
 	/* -o has written over it and -t asked for it to go: a stale or torn
-	 * file under the target's name would be mistaken for the transfer. */
-	if (l->replaces && l->target)
+	 * file under the target's name would be mistaken for the transfer.
+	 * Only the very file that was checked, never one that came since. */
+	if (l->replaces && l->target && stat(l->target, &st) == 0 &&
+	    st.st_dev == l->dev && st.st_ino == l->ino)
 		unlink(l->target);
 	free(l->tmp);
 	free(l->target);

@@ -8,6 +8,7 @@
 #ifndef DND_LAND_H
 #define DND_LAND_H
 
+#include <sys/types.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -17,7 +18,9 @@ struct dnd_land {
 	char *tmp;		/* NULL when writing in place */
 	int fd;			/* -1 when closed */
 	bool in_place;		/* -o */
-	bool replaces;		/* a file existed under target */
+	bool replaces;		/* a file existed under target (-t or -o) */
+	dev_t dev;		/* and which one it was */
+	ino_t ino;
 };
 
 /*
@@ -29,9 +32,10 @@ int land_check(const char *target, bool overwrite, bool truncate, char *err,
 	       size_t len);
 
 /* Opens the temporary file (or the target, in place, for -o) read-write.
+ * A target that exists now without -t or -o is refused (-EEXIST).
  * Returns 0 or -errno with err set. */
 int land_open(struct dnd_land *l, const char *target, bool overwrite,
-	      char *err, size_t len);
+	      bool truncate, char *err, size_t len);
 
 /* Makes the data the target: truncates to size, gives the temporary file
  * the target's mode, renames it over the target and syncs the directory.

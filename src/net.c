@@ -5,7 +5,9 @@
 #include <netinet/in.h>
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <netdb.h>
+#include <poll.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -125,20 +127,35 @@ int net_accept(int lfd, char *peer, size_t len)
 	return fd;
 }
 
-static int net_try_connect(const struct addrinfo *ai, int sndbuf)
+/*
+ * One non-blocking connect, bounded by wait_ms (-1: the kernel's SYN
+ * retries, about two minutes), so a host that drops SYNs cannot hold the
+ * sender past --timeout. Returns a blocking fd or -errno.
+ */
+static int net_try_connect(const struct addrinfo *ai, int sndbuf, int wait_ms)
 {
-	int fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC,
-			ai->ai_protocol);
-	int r;
+	int fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC |
+			SOCK_NONBLOCK, ai->ai_protocol);
+	struct pollfd pfd = { .fd = fd, .events = POLLOUT };
+	socklen_t l = sizeof(int);
+	int r, err = 0;
 
 	if (fd == -1)
 		return -errno;
 	if (sndbuf > 0)
 		setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof(sndbuf));
-	do
-		r = connect(fd, ai->ai_addr, ai->ai_addrlen);
-	while (r == -1 && errno == EINTR && !io_stop_signal);
-	if (r == 0)
+	r = connect(fd, ai->ai_addr, ai->ai_addrlen);
+	if (r == -1 && errno == EINPROGRESS) {
+		do
+			r = poll(&pfd, 1, wait_ms);
+		while (r == -1 && errno == EINTR && !io_stop_signal);
+		if (r == 0)
+			errno = ETIMEDOUT;
+		if (r > 0 && getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &l) == 0)
+			errno = err;
+		r = r > 0 && !err ? 0 : -1;
+	}
+	if (r == 0 && fcntl(fd, F_SETFL, 0) == 0)
 		return fd;
 	r = -errno;
 	close(fd);
@@ -146,7 +163,7 @@ static int net_try_connect(const struct addrinfo *ai, int sndbuf)
 }
 
 int net_connect(const char *host, uint16_t port, int sndbuf, double retry_s,
-		char *peer, size_t peerlen, char *err, size_t len)
+		double wait_s, char *peer, size_t peerlen, char *err, size_t len)
 {
 	struct addrinfo *res, *ai;
 	double deadline = stats_now() + retry_s;
@@ -156,8 +173,9 @@ int net_connect(const char *host, uint16_t port, int sndbuf, double retry_s,
 	if (r)
 		return r;
 	for (;;) {
-		for (ai = res; ai; ai = ai->ai_next) {
-			fd = net_try_connect(ai, sndbuf);
+		for (ai = res; ai && !io_stop_signal; ai = ai->ai_next) {
+			fd = net_try_connect(ai, sndbuf, wait_s > 0 ?
+					     (int)(wait_s * 1000) : -1);
 			if (fd >= 0) {
 				net_name(ai->ai_addr, ai->ai_addrlen, peer,
 					 peerlen);
@@ -202,7 +220,11 @@ int net_send_all(int fd, const void *buf, size_t n)
 	const char *p = buf;
 
 	while (n) {
-		ssize_t r = send(fd, p, n, MSG_NOSIGNAL);
+		ssize_t r;
+
+		if (io_stop_signal)
+			return -EINTR;
+		r = send(fd, p, n, MSG_NOSIGNAL);
 
 		if (r == -1 && errno == EINTR && !io_stop_signal)
 			continue;
@@ -219,7 +241,11 @@ int net_recv_all(int fd, void *buf, size_t n)
 	char *p = buf;
 
 	while (n) {
-		ssize_t r = recv(fd, p, n, 0);
+		ssize_t r;
+
+		if (io_stop_signal)
+			return -EINTR;
+		r = recv(fd, p, n, 0);
 
 		if (r == -1 && errno == EINTR && !io_stop_signal)
 			continue;

@@ -23,10 +23,11 @@ int net_accept(int lfd, char *peer, size_t len);
  * Connects to host:port trying each address getaddrinfo returns; while the
  * answer is "connection refused", retries for up to retry_s seconds (so a
  * sender may start just before its receiver). sndbuf > 0 sets SO_SNDBUF
- * before connect(). Returns the fd, or -errno with a message in err.
+ * before connect(); each attempt waits at most wait_s (0: the kernel's
+ * own limit). Returns the fd, or -errno with a message in err.
  */
 int net_connect(const char *host, uint16_t port, int sndbuf, double retry_s,
-		char *peer, size_t peerlen, char *err, size_t len);
+		double wait_s, char *peer, size_t peerlen, char *err, size_t len);
 
 /* Sets TCP_NODELAY and, when secs > 0, SO_RCVTIMEO/SO_SNDTIMEO. */
 int net_tune(int fd, double secs);

@@ -90,9 +90,17 @@ static int session_open_source(struct session *s)
 	s->known = true;
 	if (S_ISREG(st.st_mode)) {
 		off_t at = lseek(x->fd, 0, SEEK_CUR);
+		char c;
 
 		x->ep = DND_EP_FILE;
 		x->pos = at > 0 ? at : 0;
+		/* /proc and /sys files say size 0 yet have data: their length
+		 * is only known by reading them, like a pipe's. */
+		if (st.st_size <= x->pos && pread(x->fd, &c, 1, x->pos) == 1)
+			return session_usage(s, "%s says it is empty but has "
+					     "data (a pseudo-file); send it "
+					     "as a stream: cat %s | dnd send "
+					     "... -", o->file, o->file);
 		s->len = (uint64_t)(st.st_size > x->pos ? st.st_size - x->pos : 0);
 		if (o->has_limit && o->limit < s->len)
 			s->len = o->limit;
@@ -194,8 +202,13 @@ static int session_xfer_failed(struct session *s)
 	case EINTR:
 		return session_fail(s, "interrupted by %s after %llu bytes",
 				    strsignal(io_stop_signal), done);
-	case ECONNRESET:
 	case EPIPE:
+		if (!x->sender)
+			return session_fail(s, "the reader of %s went away "
+					    "after %llu bytes (broken pipe)", f,
+					    done);
+		/* fall through */
+	case ECONNRESET:
 		return session_fail(s, x->sender ?
 				    "the receiver closed the connection after "
 				    "%llu bytes (it failed: see its message)" :
@@ -240,6 +253,16 @@ static int session_setup_method(struct session *s)
 		return session_xfer_failed(s);
 	}
 	return 0;
+}
+
+/* A stop request that came after the payload: nothing may land. */
+static int session_stopped(struct session *s)
+{
+	if (!io_stop_signal)
+		return 0;
+	return session_fail(s, "interrupted by %s after %llu bytes",
+			    strsignal(io_stop_signal),
+			    (unsigned long long)s->x.done);
 }
 
 /* Times the payload between two samples: the seed's window. */
@@ -304,18 +327,37 @@ static int session_send_msg(struct session *s, const uint8_t *msg,
 				strerror(-r)) : 0;
 }
 
-static int session_recv_msg(struct session *s, uint8_t *msg, const char *what)
+/*
+ * Reads one message, waiting at most secs (0: for ever). After the payload
+ * the peer first re-reads and hashes everything, so callers allow for it.
+ */
+static int session_recv_msg(struct session *s, uint8_t *msg, const char *what,
+			    double secs)
 {
-	int r = net_recv_all(s->sock, msg, DND_MSG_LEN);
+	int r;
 
+	net_tune(s->sock, secs);
+	r = net_recv_all(s->sock, msg, DND_MSG_LEN);
 	if (r == -ENODATA)
 		return session_fail(s, "the peer closed the connection before "
 				    "the %s", what);
+	if (r == -EINTR && io_stop_signal)
+		return session_fail(s, "interrupted by %s while waiting for "
+				    "the %s", strsignal(io_stop_signal), what);
 	if (r == -EAGAIN)
-		return session_fail(s, "no %s within %g s (--timeout)", what,
-				    s->o->timeout);
+		return session_fail(s, "no %s within %.0f s (--timeout)", what,
+				    secs);
 	return r ? session_fail(s, "cannot read the %s: %s", what,
 				strerror(-r)) : 0;
+}
+
+/*
+ * How long to wait for a peer that is hashing the whole payload first:
+ * --timeout plus the payload at a slow 50 MB/s (a cold disk re-read).
+ */
+static double session_hash_wait(const struct session *s)
+{
+	return s->o->timeout ? s->o->timeout + (double)s->x.done / 5e7 : 0;
 }
 
 /* Both hashes present and equal: verified; either missing: counted. */
@@ -337,10 +379,11 @@ static int session_send(struct session *s)
 	char err[256];
 
 	s->sock = net_connect(o->host, o->port, (int)o->window,
-			      o->connect_timeout, s->res.peer,
+			      o->connect_timeout, o->timeout, s->res.peer,
 			      sizeof(s->res.peer), err, sizeof(err));
 	if (s->sock < 0)
 		return session_fail(s, "%s", err);
+	io_stop_fd = s->sock;
 	if (net_tune(s->sock, o->timeout))
 		return session_fail(s, "cannot set socket options: %s",
 				    strerror(errno));
@@ -373,15 +416,14 @@ static int session_send(struct session *s)
 		shutdown(s->sock, SHUT_WR);
 		return 0;
 	}
-	if (session_source_hash(s, &t, start))
+	if (session_stopped(s) || session_source_hash(s, &t, start))
 		return 1;
 	proto_put_end(msg, true, &t);
 	if (session_send_msg(s, msg, "trailer"))
 		return 1;
 	shutdown(s->sock, SHUT_WR);
 	/* The receiver re-reads what landed before it answers. */
-	net_tune(s->sock, o->timeout ? o->timeout + (double)x->done / 1e8 : 0);
-	if (session_recv_msg(s, msg, "receiver's reply"))
+	if (session_recv_msg(s, msg, "receiver's reply", session_hash_wait(s)))
 		return 1;
 	if (proto_get_end(msg, false, &rep, err, sizeof(err)))
 		return session_fail(s, "receiver's reply: %s", err);
@@ -415,6 +457,7 @@ static int session_accept(struct session *s)
 				    "a sender", strsignal(io_stop_signal));
 	if (s->sock < 0)
 		return session_fail(s, "accept: %s", strerror(-s->sock));
+	io_stop_fd = s->sock;
 	if (net_tune(s->sock, o->timeout))
 		return session_fail(s, "cannot set socket options: %s",
 				    strerror(errno));
@@ -427,7 +470,7 @@ static int session_recv_header(struct session *s)
 	struct dnd_hdr h;
 	char why[160];
 
-	if (session_recv_msg(s, msg, "header"))
+	if (session_recv_msg(s, msg, "header", s->o->timeout))
 		return 1;
 	if (proto_get_hdr(msg, &h, why, sizeof(why)))
 		return session_fail(s, "bad header from %s: %s", s->res.peer,
@@ -456,7 +499,8 @@ static int session_recv_verify(struct session *s, struct dnd_end *rep)
 		}
 		rep->flags = DND_TF_HASH;
 	}
-	if (session_recv_msg(s, msg, "sender's trailer"))
+	/* The sender re-reads its source before it sends the trailer. */
+	if (session_recv_msg(s, msg, "sender's trailer", session_hash_wait(s)))
 		return 1;
 	if (proto_get_end(msg, true, &t, why, sizeof(why)))
 		return session_fail(s, "bad trailer from the sender: %s", why);
@@ -491,11 +535,13 @@ static int session_recv(struct session *s)
 	if (!o->raw && session_recv_header(s))
 		return 1;
 	if (s->landing) {
-		if (land_open(&s->land, o->file, o->overwrite, err, sizeof(err)))
+		if (land_open(&s->land, o->file, o->overwrite, o->truncate, err,
+			      sizeof(err)))
 			return session_fail(s, "%s", err);
 		x->fd = s->land.fd;
 	}
-	if (session_setup_method(s) || session_payload(s))
+	if (session_setup_method(s) || session_payload(s) ||
+	    session_stopped(s))
 		return 1;
 	if (o->raw) {
 		s->res.verdict = "unchecked";
@@ -509,6 +555,8 @@ static int session_recv(struct session *s)
 		net_send_all(s->sock, msg, sizeof(msg));
 		return 1;
 	}
+	if (session_stopped(s))
+		return 1;
 	if (s->landing) {
 		r = land_commit(&s->land, x->done, err, sizeof(err));
 		x->fd = -1;
@@ -570,6 +618,7 @@ static void session_cleanup(struct session *s, int code)
 	} else if (s->own_fd && x->fd >= 0) {
 		close(x->fd);
 	}
+	io_stop_fd = -1;
 	if (s->sock >= 0)
 		close(s->sock);
 }

@@ -15,7 +15,8 @@
  *   the buffer again too soon would change data already "sent". So after
  *   each send the buffer's pages are dropped with MADV_DONTNEED and the next
  *   read() faults in fresh ones: the honest cost of vmsplice-send. Splicing
- *   into a file copies, so the receiver may reuse its buffers at once.
+ *   into a file copies, so the receiver may reuse its buffers at once; into
+ *   a pipe or socket (stdout) it does not, so there it drops them too.
  */
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -156,12 +157,22 @@ static ssize_t vms_send(struct dnd_xfer *x, size_t len)
  */
 static ssize_t vms_put(struct dnd_xfer *x, const void *buf, size_t n)
 {
+	struct vms_priv *p = x->priv;
 	loff_t off = x->pos;
 	int r;
 
 	r = vms_push(x, (char *)buf, n, x->fd,
 		     x->ep == DND_EP_FILE ? &off : NULL, "splice pipe->file");
-	return r ? r : (ssize_t)n;
+	if (r)
+		return r;
+	/* A pipe or socket sink holds the pages by reference (see top). */
+	if (x->ep == DND_EP_STREAM && (const char *)buf >= p->buf &&
+	    (const char *)buf < p->buf + 2 * p->len) {
+		r = io_madvise(&x->sc, (void *)buf, p->len, MADV_DONTNEED);
+		if (r)
+			return xfer_fail(x, r, "madvise");
+	}
+	return (ssize_t)n;
 }
 
 static ssize_t vms_recv(struct dnd_xfer *x, size_t len)

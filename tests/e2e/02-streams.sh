@@ -77,3 +77,28 @@ next_port
 expect_exit 2 sh -c "cat '$T/src' | '$DND' send -c 127.0.0.1 -p $PORT -m sendfile -"
 expect_out "dnd: sendfile cannot read from a pipe or stream (its input must be a file); use -m splice or -m rw"
 ok "sendfile from a pipe refused"
+
+# A slow reader behind stdout: vmsplice hands the pipe its buffer's pages
+# by reference, so they must never be reused under the reader (-b 4Ki makes
+# the receiver cycle its two buffers many times per pipeful).
+random_file "$T/src8" $((8 * 1048576))
+for rm in vmsplice splice rw; do
+	next_port
+	"$DND" recv -p "$PORT" -m "$rm" -b 4Ki - 2>"$T/r.log" | (sleep 0.5; cat >"$T/out") &
+	rp=$!
+	_pids+=("$rp")
+	"$DND" send -c 127.0.0.1 -p "$PORT" "$T/src8" >"$T/s.log" 2>&1 || fail "send to slow stdout ($rm)"
+	wait "$rp"
+	cmp -s "$T/src8" "$T/out" || fail "-m $rm into a slow stdout reader: data differs"
+done
+ok "a slow stdout reader gets intact data"
+
+# The reader of stdout goes away: the cause is the reader, not the sender.
+next_port
+"$DND" recv -p "$PORT" - 2>"$T/r.log" | head -c 1000 >/dev/null &
+rp=$!
+"$DND" send -c 127.0.0.1 -p "$PORT" "$T/src8" >"$T/s.log" 2>&1
+wait "$rp"
+grep -q "dnd: the reader of - went away after [0-9]* bytes (broken pipe)" "$T/r.log" ||
+	fail "reader gone: $(cat "$T/r.log")"
+ok "a vanished stdout reader is named"

@@ -43,6 +43,8 @@ expect_exit 2 sh -c "echo x | '$DND' send -c ::1 -m mmap -"
 expect_out "dnd: mmap cannot send from a pipe or stream (nothing to map); use -m rw, splice or vmsplice"
 bad "dnd: cannot open $T/nope: No such file or directory" send -c ::1 "$T/nope"
 bad "dnd: $T is a directory; name a file" recv "$T"
+bad "dnd: -l '2000000000000000000': too large (at most 1152921504606846976)" send -c ::1 -l 2000000000000000000 "$f"
+bad "dnd: /proc/version says it is empty but has data (a pseudo-file); send it as a stream: cat /proc/version | dnd send ... -" send -c ::1 /proc/version
 # several problems are all reported at once
 expect_exit 2 "$DND" recv -o -t -l 5 -m turbo "$T/x"
 for m in "-o and -t conflict" "-l limits what is sent" "unknown method 'turbo'"; do

@@ -73,6 +73,28 @@ for sig in TERM INT; do
 done
 ok "stopped receiver: nothing landed, both sides name the cause"
 
+# SIGINT reaches a sender blocked in write() to a stalled receiver at once,
+# even with no --timeout to end the wait.
+next_port
+start_recv "$T/r.log" "$D/dst"
+"$DND" send -c 127.0.0.1 -p "$PORT" --timeout 0 -l 1G /dev/zero >"$T/s.log" 2>&1 &
+sp=$!
+_pids+=("$sp")
+wait_size "$D/.dst.dnd-*" 1048576
+kill -STOP "$RPID"
+sleep 0.5
+kill -INT "$sp"
+for i in $(seq 1 50); do kill -0 "$sp" 2>/dev/null || break; sleep 0.1; done
+kill -0 "$sp" 2>/dev/null && fail "sender still blocked 5 s after SIGINT"
+wait "$sp"
+src=$?
+kill -CONT "$RPID"
+wait_recv
+[ "$src" = 1 ] || fail "sender exit $src"
+grep -q "dnd: interrupted by Interrupt after" "$T/s.log" || fail "$(cat "$T/s.log")"
+no_leftovers "$D"
+ok "SIGINT ends a sender blocked on a stalled receiver"
+
 # Hand-made peers over nc: each must be refused with its cause.
 peer() { # peer NAME "expected receiver message" < bytes
 	next_port

@@ -47,3 +47,20 @@ for flag in -t -o; do
 	[ -z "$(ls -A "$T" | grep dnd-)" ] || fail "temporary left: $(ls -A "$T")"
 done
 ok "failed -t/-o transfer leaves nothing under the target"
+
+# A file that appears under the target's name while the receiver waits is
+# neither replaced nor deleted.
+rm -f "$T/late"
+next_port
+start_recv "$T/r.log" "$T/late"
+wait_listen "$PORT"
+echo precious >"$T/late"
+"$DND" send -c 127.0.0.1 -p "$PORT" "$T/small" >"$T/s.log" 2>&1
+SRC=$?
+wait_recv
+[ "$RRC" = 1 ] || fail "receiver exit $RRC with a target that appeared: $(cat "$T/r.log")"
+grep -q "dnd: $T/late appeared while waiting for the sender; use -t to replace it or -o to overwrite it in place" "$T/r.log" ||
+	fail "$(cat "$T/r.log")"
+[ "$(cat "$T/late")" = precious ] || fail "a file that appeared meanwhile was touched"
+[ -z "$(ls -A "$T" | grep dnd-)" ] || fail "temporary left: $(ls -A "$T")"
+ok "a target that appears while waiting is left alone"
