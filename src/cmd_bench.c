@@ -709,10 +709,6 @@ int cmd_bench(int argc, char **argv)
 	struct bench *b;
 	int r, failed = 0;
 
-	if (argc > 1 && !strcmp(argv[1], "relay")) {
-		log_err("bench relay is not built yet");
-		return 2;
-	}
 	b = calloc(1, sizeof(*b));
 	if (!b) {
 		log_err("out of memory");

@@ -6,9 +6,11 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "bench_relay.h"
 #include "cmd_bench.h"
 #include "cmd_filebench.h"
 #include "cmd_probe.h"
+#include "cmd_relay.h"
 #include "cmd_xfer.h"
 
 struct dnd_cmd {
@@ -20,9 +22,10 @@ struct dnd_cmd {
 static const struct dnd_cmd cmds[] = {
 	{ "send", cmd_send, "send a file to 'dnd recv' (dnd send --help)" },
 	{ "recv", cmd_recv, "receive one file from 'dnd send'" },
-	{ "bench", cmd_bench, "every method pair, measured against memcpy, pipe and iperf3 (dnd bench --help)" },
 	{ "filebench", cmd_filebench, "every way to put data into a file, timed like fio" },
+	{ "bench", cmd_bench, "every method pair, measured against memcpy, pipe and iperf3 (dnd bench --help)" },
 	{ "probe", cmd_probe, "what this kernel can do, and the seeds' kernel behaviours" },
+	{ "relay", cmd_relay, "forward TCP flows with splice (seed 004; dnd relay --help)" },
 	{ NULL, NULL, NULL },
 };
 
@@ -45,6 +48,9 @@ int main(int argc, char **argv)
 		dnd_help();
 		return 0;
 	}
+	/* `bench relay` lives in bench_relay.c, the rest of bench in cmd_bench.c. */
+	if (argc > 2 && !strcmp(argv[1], "bench") && !strcmp(argv[2], "relay"))
+		return cmd_bench_relay(argc - 2, argv + 2);
 	for (c = cmds; argc > 1 && c->name; c++)
 		if (!strcmp(argv[1], c->name))
 			return c->run(argc - 1, argv + 1);

@@ -9,6 +9,7 @@
 #include <netdb.h>
 #include <poll.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -275,4 +276,137 @@ int net_tcp_info(int fd, struct tcp_info *ti)
 
 	memset(ti, 0, sizeof(*ti));
 	return getsockopt(fd, IPPROTO_TCP, TCP_INFO, ti, &l) == -1 ? -errno : 0;
+}
+
+int net_nonblock(int fd)
+{
+	int fl = fcntl(fd, F_GETFL);
+
+	if (fl == -1 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) == -1)
+		return -errno;
+	return 0;
+}
+
+int net_listen_nb(const char *bind_addr, uint16_t port, int backlog,
+		  char *err, size_t len)
+{
+	int fd = net_listen(bind_addr, port, 0, err, len), r;
+
+	if (fd < 0)
+		return fd;
+	if (listen(fd, backlog) == -1 || net_nonblock(fd)) {
+		r = -errno;
+		snprintf(err, len, "cannot set up the listening socket: %s",
+			 strerror(errno));
+		close(fd);
+		return r;
+	}
+	return fd;
+}
+
+int net_addr(const char *host, uint16_t port, struct sockaddr_storage *ss,
+	     socklen_t *sl, char *err, size_t len)
+{
+	struct addrinfo *res;
+	int r = net_resolve(host, port, 0, &res, err, len);
+
+	if (r)
+		return r;
+	memcpy(ss, res->ai_addr, res->ai_addrlen);
+	*sl = res->ai_addrlen;
+	freeaddrinfo(res);
+	return 0;
+}
+
+void net_addr_str(const struct sockaddr *sa, socklen_t sl, char *out,
+		  size_t len)
+{
+	net_name(sa, sl, out, len);
+}
+
+int net_connect_nb(const struct sockaddr *sa, socklen_t sl, bool *pending)
+{
+	int fd = socket(sa->sa_family, SOCK_STREAM | SOCK_NONBLOCK |
+			SOCK_CLOEXEC, 0);
+	int r;
+
+	*pending = false;
+	if (fd == -1)
+		return -errno;
+	if (connect(fd, sa, sl) == 0)
+		return fd;
+	if (errno == EINPROGRESS || errno == EINTR) {
+		*pending = true;
+		return fd;
+	}
+	r = -errno;
+	close(fd);
+	return r;
+}
+
+int net_connect_done(int fd)
+{
+	struct sockaddr_storage ss;
+	socklen_t l = sizeof(int);
+	int e = 0;
+
+	if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &e, &l) == -1)
+		return -errno;
+	if (e)
+		return -e;
+	/* SO_ERROR is 0 both when connected and while still connecting. */
+	l = sizeof(ss);
+	if (getpeername(fd, (struct sockaddr *)&ss, &l) == -1)
+		return errno == ENOTCONN ? -EINPROGRESS : -errno;
+	return 0;
+}
+
+int net_split_hostport(const char *arg, bool host_optional, char *host,
+		       size_t hlen, uint16_t *port, char *err, size_t len)
+{
+	const char *colon = strrchr(arg, ':'), *p, *h = arg;
+	size_t hl = 0;
+	char *end;
+	unsigned long v;
+
+	host[0] = 0;
+	if (arg[0] == '[') {
+		const char *rb = strchr(arg, ']');
+
+		if (!rb || rb[1] != ':') {
+			snprintf(err, len, "'%s': write an IPv6 address as "
+				 "[ADDR]:PORT", arg);
+			return -EINVAL;
+		}
+		h = arg + 1;
+		hl = (size_t)(rb - h);
+		p = rb + 2;
+	} else if (colon) {
+		if (strchr(arg, ':') != colon) {
+			snprintf(err, len, "'%s': write an IPv6 address as "
+				 "[ADDR]:PORT", arg);
+			return -EINVAL;
+		}
+		hl = (size_t)(colon - arg);
+		p = colon + 1;
+	} else {
+		p = arg;
+	}
+	if ((!hl && !host_optional) || hl >= hlen) {
+		snprintf(err, len, "'%s': %s", arg, hl ? "host name too long" :
+			 "give HOST:PORT, e.g. 127.0.0.1:8080");
+		return -EINVAL;
+	}
+	errno = 0;
+	v = strtoul(p, &end, 10);
+	if (!*p || *end || *p == '-' || *p == '+' || errno || !v ||
+	    v > 65535) {
+		snprintf(err, len, "'%s': the port must be a number from 1 to "
+			 "65535", arg);
+		return -EINVAL;
+	}
+	memcpy(host, h, hl);
+	host[hl] = 0;
+	*port = (uint16_t)v;
+	return 0;
 }

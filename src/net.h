@@ -3,7 +3,9 @@
 #ifndef DND_NET_H
 #define DND_NET_H
 
+#include <sys/socket.h>
 #include <netinet/tcp.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -42,5 +44,50 @@ void net_bufs(int fd, int *sndbuf, int *rcvbuf);
 
 /* TCP_INFO; returns 0 or -errno. */
 int net_tcp_info(int fd, struct tcp_info *ti);
+
+/* Non-blocking helpers for the relay and its load generator. */
+
+/* Sets O_NONBLOCK on fd. Returns 0 or -errno. */
+int net_nonblock(int fd);
+
+/*
+ * net_listen() made non-blocking with a backlog of `backlog` (listen() may
+ * be called again to resize the queue; net_listen's 16 would drop the SYNs
+ * of a thousand flows connecting at once). Returns the fd or -errno.
+ */
+int net_listen_nb(const char *bind_addr, uint16_t port, int backlog,
+		  char *err, size_t len);
+
+/*
+ * Resolves host:port to its first address (numeric or by name). Returns 0
+ * with *ss and *sl set, or -errno with a message in err.
+ */
+int net_addr(const char *host, uint16_t port, struct sockaddr_storage *ss,
+	     socklen_t *sl, char *err, size_t len);
+
+/* Formats an address as "1.2.3.4:80" or "[::1]:80". */
+void net_addr_str(const struct sockaddr *sa, socklen_t sl, char *out,
+		  size_t len);
+
+/*
+ * Starts a non-blocking connect (socket is O_NONBLOCK|O_CLOEXEC). Returns
+ * the fd with *pending true while the handshake runs (wait for EPOLLOUT,
+ * then ask net_connect_done()), or -errno when it failed at once.
+ */
+int net_connect_nb(const struct sockaddr *sa, socklen_t sl, bool *pending);
+
+/*
+ * After EPOLLOUT on a pending connect: 0 connected, -EINPROGRESS still
+ * running (a stale wakeup), or the -errno it failed with.
+ */
+int net_connect_done(int fd);
+
+/*
+ * Splits "HOST:PORT", "[V6ADDR]:PORT" or (when host_optional) "PORT" into
+ * host (empty when absent) and port 1..65535. Returns 0, or -EINVAL with
+ * the reason in err.
+ */
+int net_split_hostport(const char *arg, bool host_optional, char *host,
+		       size_t hlen, uint16_t *port, char *err, size_t len);
 
 #endif

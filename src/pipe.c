@@ -6,6 +6,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "pipe.h"
@@ -54,4 +56,81 @@ unsigned int pipe_max_size(void)
 		fclose(f);
 	}
 	return v;
+}
+
+int pipe_pool_init(struct pipe_pool *pp, unsigned int max, unsigned int want)
+{
+	memset(pp, 0, sizeof(*pp));
+	pp->max = max;
+	pp->want = want;
+	if (max) {
+		pp->free = calloc(max, sizeof(*pp->free));
+		if (!pp->free)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+void pipe_pool_free(struct pipe_pool *pp)
+{
+	while (pp->nfree) {
+		struct dnd_pipe *p = pp->free[--pp->nfree];
+
+		pipe_close(p);
+		free(p);
+	}
+	free(pp->free);
+	pp->free = NULL;
+}
+
+int pipe_get(struct pipe_pool *pp, struct dnd_pipe **out)
+{
+	struct dnd_pipe *p;
+	int r;
+
+	*out = NULL;
+	if (pp->nfree) {
+		p = pp->free[--pp->nfree];
+	} else {
+		if (pp->used >= pp->max)
+			return -ENOBUFS;
+		p = malloc(sizeof(*p));
+		if (!p)
+			return -ENOMEM;
+		r = pipe_open(p, pp->want);
+		if (r == -EPERM && pp->want) {
+			r = pipe_open(p, 0);
+			pp->shrunk += !r;
+		}
+		if (r) {
+			free(p);
+			pp->failed++;
+			return r;
+		}
+		pp->created++;
+		if (!pp->min_size || p->size < pp->min_size)
+			pp->min_size = p->size;
+	}
+	if (++pp->used > pp->peak)
+		pp->peak = pp->used;
+	*out = p;
+	return 0;
+}
+
+void pipe_put(struct pipe_pool *pp, struct dnd_pipe *p, size_t held)
+{
+	if (held || pp->nfree >= pp->max) {
+		pipe_kill(pp, p);
+		return;
+	}
+	pp->used--;
+	pp->free[pp->nfree++] = p;
+}
+
+void pipe_kill(struct pipe_pool *pp, struct dnd_pipe *p)
+{
+	pipe_close(p);
+	free(p);
+	pp->used--;
+	pp->killed++;
 }

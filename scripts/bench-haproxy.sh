@@ -1,0 +1,163 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# dnd's splice relay next to HAProxy's (Debian's haproxy, mode tcp, option
+# splice-request + splice-response, nbthread 1), both driven by dnd's own load
+# generator in one interleaved run, for 1, 32 and 100 flows. Relay CPU is
+# utime+stime from /proc/PID/stat of the relay process alone, for both.
+#
+# usage: scripts/bench-haproxy.sh [--flows 1,32,100] [--bytes 4Gi]
+#                                 [--repeat 3] [--out FILE.jsonl]
+#                                 [--hap-pipesize BYTES]
+#                                 [-- extra 'dnd bench relay' options]
+# --hap-pipesize sets HAProxy's tune.pipesize (default: the kernel's 64 KiB,
+# as measured in research/anchors-bench.md; dnd's own default is 1 MiB).
+# DND=path/to/dnd overrides the binary (default: ./dnd, built if missing).
+# Installs haproxy and jq with apt-get when they are missing (needs root).
+set -eu
+
+here=$(cd "$(dirname "$0")/.." && pwd)
+DND=${DND:-$here/dnd}
+flows=1,32,100
+bytes=4Gi
+repeat=3
+out=
+hap_pipesize=
+while [ $# -gt 0 ]; do
+	case $1 in
+	--flows) flows=$2; shift 2 ;;
+	--bytes) bytes=$2; shift 2 ;;
+	--repeat) repeat=$2; shift 2 ;;
+	--out) out=$2; shift 2 ;;
+	--hap-pipesize) hap_pipesize=$2; shift 2 ;;
+	--) shift; break ;;
+	-h|--help) sed -n '3,15p' "$0"; exit 0 ;;
+	*) echo "bench-haproxy: unknown option '$1'; see --help" >&2; exit 2 ;;
+	esac
+done
+
+need=
+command -v haproxy >/dev/null || need="$need haproxy"
+command -v jq >/dev/null || need="$need jq"
+if [ -n "$need" ]; then
+	if [ "$(id -u)" != 0 ]; then
+		echo "bench-haproxy: missing$need; run 'sudo apt-get install$need'" >&2
+		exit 1
+	fi
+	echo "bench-haproxy: installing$need" >&2
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -qq >/dev/null || true
+	# shellcheck disable=SC2086
+	apt-get install -y -qq --no-install-recommends $need >/dev/null
+fi
+[ -x "$DND" ] || make -C "$here" >/dev/null
+
+W=$(mktemp -d /tmp/dnd-haproxy.XXXXXX)
+hpid=
+cleanup() {
+	[ -n "$hpid" ] && kill "$hpid" 2>/dev/null && wait "$hpid" 2>/dev/null
+	rm -rf "$W"
+}
+trap cleanup EXIT
+
+# free_port: a port on which ss shows no socket.
+free_port() {
+	local p
+	while :; do
+		p=$((20000 + RANDOM % 30000))
+		ss -Htan "( sport = :$p or dport = :$p )" | grep -q . || break
+	done
+	echo "$p"
+}
+sink=$(free_port)
+hport=$(free_port)
+
+# The configuration measured in research/anchors-bench.md section 5
+# (forcesplice_t1.cfg), with our ports.
+cat >"$W/haproxy.cfg" <<EOF
+global
+    nbthread 1
+    maxconn 4000
+${hap_pipesize:+    tune.pipesize $hap_pipesize}
+
+defaults
+    mode tcp
+    timeout connect 5s
+    timeout client 120s
+    timeout server 120s
+    option splice-request
+    option splice-response
+
+frontend fe
+    bind 127.0.0.1:$hport
+    default_backend be
+
+backend be
+    server s1 127.0.0.1:$sink
+EOF
+haproxy -c -q -f "$W/haproxy.cfg"
+haproxy -db -f "$W/haproxy.cfg" >"$W/haproxy.log" 2>&1 &
+hpid=$!
+for _ in $(seq 1 100); do
+	ss -Htln "sport = :$hport" | grep -q . && break
+	sleep 0.05
+done
+ss -Htln "sport = :$hport" | grep -q . ||
+	{ echo "bench-haproxy: haproxy did not start: $(cat "$W/haproxy.log")" >&2; exit 1; }
+
+echo "haproxy $(haproxy -v | head -n1 | awk '{print $3}') pid $hpid on 127.0.0.1:$hport -> sink 127.0.0.1:$sink, tune.pipesize ${hap_pipesize:-default}"
+echo "dnd bench relay --flows $flows --bytes $bytes --repeat $repeat (modes interleaved per repeat)"
+echo "machine: $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg); other work on the machine makes these numbers noisy"
+rc=0
+"$DND" bench relay --flows "$flows" --bytes "$bytes" --repeat "$repeat" \
+	--modes direct,splice --sink-port "$sink" --via "127.0.0.1:$hport" \
+	--via-pid "$hpid" --via-name haproxy --json "$@" >"$W/runs.jsonl" || rc=$?
+[ -n "$out" ] && cp "$W/runs.jsonl" "$out"
+[ $rc -eq 0 ] || echo "bench-haproxy: some runs failed (see the error fields)" >&2
+
+# Medians per (flows, path), then dnd splice over haproxy. "all CPU" adds
+# the load generator's client and sink to the relay: on loopback the kernel
+# charges part of one process's TCP work to its peer, so the relay's CPU
+# alone can flatter the relay that pushes work onto its neighbours.
+jq -rs '
+  def med: sort | if length == 0 then null
+    elif length % 2 == 1 then .[length / 2 | floor]
+    else (.[length / 2 - 1] + .[length / 2]) / 2 end;
+  def r2: if . == null then "-" else (. * 100 | round / 100 | tostring) end;
+  def ratio($a; $b): if $a == null or $b == null or $b == 0 then null
+    else $a / $b end;
+  def all: (.relay_cpu_user + .relay_cpu_sys + .client_cpu + .sink_cpu)
+    / (.bytes / 1073741824);
+  group_by(.flows)[] as $f
+  | ($f | map(select(.path == "splice"))) as $d
+  | ($f | map(select(.path == "haproxy"))) as $h
+  | ($d | map(.gbit_per_s) | med) as $dg | ($h | map(.gbit_per_s) | med) as $hg
+  | ($d | map(.relay_cpu_s_per_gib) | med) as $dc
+  | ($h | map(.relay_cpu_s_per_gib) | med) as $hc
+  | ratio($dg; $hg) as $rg | ratio($dc; $hc) as $rc
+  | [$f[0].flows,
+     ($f | map(select(.path == "direct") | .gbit_per_s) | med | r2),
+     ($dg | r2), ($hg | r2), ($rg | r2),
+     ($dc | r2), ($hc | r2), ($rc | r2),
+     ($d | map(all) | med | r2), ($h | map(all) | med | r2),
+     ($d | map(.bytes_per_splice_in) | med | if . == null then "-" else round end),
+     (if $rg != null and $rc != null and $rg >= 1.2 and $rc <= 0.8
+      then "met" else "missed" end),
+     "\($f | map(select(.ok)) | length)/\($f | length)"]
+  | map(tostring) | join("\t")
+' "$W/runs.jsonl" >"$W/table.tsv"
+
+fmt='%6s %8s %8s %8s %8s %10s %10s %8s %10s %10s %9s %7s %s\n'
+# shellcheck disable=SC2059
+printf "\n$fmt" flows direct dnd haproxy dnd/hap "dnd relay" "hap relay" dnd/hap \
+	"dnd all" "hap all" B/splice target "ok runs"
+# shellcheck disable=SC2059
+printf "$fmt" "" Gbit/s Gbit/s Gbit/s "" "CPU s/GiB" "CPU s/GiB" "" \
+	"CPU s/GiB" "CPU s/GiB" "(dnd)" "" ""
+while IFS=$'\t' read -r -a c; do
+	# shellcheck disable=SC2059
+	printf "$fmt" "${c[@]}"
+done <"$W/table.tsv"
+echo
+echo "target: dnd >= 1.2x haproxy's Gbit/s at <= 0.8x its relay CPU per GiB (medians of $repeat)"
+echo "all CPU = relay + load generator (client and sink) CPU per GiB; runs: ${out:-not kept (use --out)}"
+exit $rc

@@ -1,0 +1,133 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# dnd relay under faults and limits: a target that is down, no pipes left
+# (--max-pipes 1), an idle timeout, too many connections for the fd limit,
+# and usage errors.
+. "$(dirname "$0")/lib.sh"
+
+bg() {
+	local log=$1; shift
+	"$@" >"$log" 2>&1 &
+	BPID=$!
+	_pids+=("$BPID")
+}
+jnum() { tail -n1 "$1" | grep -o "\"$2\":[0-9.]*" | cut -d: -f2; }
+
+# usage_err ARGS... TEXT: exit 2 and TEXT on stderr.
+usage_err() {
+	local text=${*: -1}
+	expect_exit 2 "$DND" relay "${@:1:$#-1}"
+	expect_out "$text"
+}
+usage_err -t 127.0.0.1:1 "relay needs -l [ADDR:]PORT"
+usage_err -l 1 "relay needs -t HOST:PORT"
+usage_err -l 1 -t 127.0.0.1 "give HOST:PORT"
+usage_err -l 1 -t ::1:80 "write an IPv6 address as [ADDR]:PORT"
+usage_err -l 70000 -t 127.0.0.1:1 "the port must be a number from 1 to 65535"
+usage_err -l 1 -t 127.0.0.1:1 -m sendfile "the relay's methods are splice and rw"
+usage_err -l 1 -t 127.0.0.1:1 --max-conn 0 "--max-conn '0': too small"
+usage_err -l 1 -t 127.0.0.1:1 --pipe-size 12x "--pipe-size '12x': not a size"
+usage_err -l 1 -t 127.0.0.1:1 -m rw --pipe-size 1Mi "--pipe-size is for -m splice"
+ok "usage errors exit 2 and name the fix"
+
+next_port
+expect_exit 1 "$DND" relay -l "127.0.0.1:$PORT" -t 127.0.0.1:1 --max-conn 1000000
+expect_out "need 6000064 file descriptors"
+ok "too many connections for RLIMIT_NOFILE: a clear start-up error"
+
+# Target down: each client is closed cleanly, counted, and the relay goes
+# on serving once the target is up.
+next_port; sink=$PORT
+next_port; rl=$PORT
+bg "$T/relay.log" "$DND" relay -l "127.0.0.1:$rl" -t "127.0.0.1:$sink" --json
+rpid=$BPID
+wait_listen "$rl"
+expect_exit 1 "$DND" bench relay --client -t "127.0.0.1:$rl" --flows 5 --bytes 0 --reply 1Mi
+expect_out "the connection closed after 0 of"
+expect_out "0 flows ok, 5 failed"
+grep -q "relay: cannot connect to 127.0.0.1:$sink: Connection refused; the client is closed" "$T/relay.log" ||
+	fail "cause not logged: $(cat "$T/relay.log")"
+bg "$T/sink.log" "$DND" bench relay --sink -l "127.0.0.1:$sink" --count 3
+spid=$BPID
+wait_listen "$sink"
+expect_exit 0 "$DND" bench relay --client -t "127.0.0.1:$rl" --flows 3 --bytes 3Mi --reply 3Mi
+wait "$spid" || fail "sink: $(cat "$T/sink.log")"
+kill -TERM "$rpid"
+wait "$rpid" || fail "relay exit $?"
+[ "$(jnum "$T/relay.log" failed)" = 5 ] && [ "$(jnum "$T/relay.log" completed)" = 3 ] ||
+	fail "relay stats: $(tail -n1 "$T/relay.log")"
+ok "target down: clients closed and counted (failed 5), then 3 flows served"
+
+# One pipe for twenty flows. A direction holds a pipe only while its data
+# is stuck (the destination is full), so the sink stops reading until the
+# relay reports fallbacks; then every byte must still arrive. 8 MiB a flow
+# is more than the relay's send buffer (tcp_wmem max, 4 MiB) plus the sink's
+# receive buffer can hold, so some flow must block with data in its pipe.
+next_port; sink=$PORT
+next_port; rl=$PORT
+bg "$T/sink.log" "$DND" bench relay --sink -l "127.0.0.1:$sink" --count 20 --pause
+spid=$BPID
+bg "$T/relay.log" "$DND" relay -l "127.0.0.1:$rl" -t "127.0.0.1:$sink" --max-pipes 1 --json
+rpid=$BPID
+wait_listen "$sink"
+wait_listen "$rl"
+bg "$T/client.log" "$DND" bench relay --client -t "127.0.0.1:$rl" --flows 20 --bytes 160Mi --reply 20Mi
+cpid=$BPID
+for _ in $(seq 1 100); do
+	kill -USR1 "$rpid"
+	sleep 0.1
+	fb=$(jnum "$T/relay.log" fallbacks)
+	[ "${fb:-0}" -ge 1 ] && break
+done
+[ "${fb:-0}" -ge 1 ] || fail "no fallback with one pipe: $(tail -n1 "$T/relay.log")"
+kill -USR1 "$spid"
+wait "$cpid" || fail "client: $(cat "$T/client.log")"
+grep -q "20 flows ok, 0 failed" "$T/client.log" || fail "client: $(cat "$T/client.log")"
+wait "$spid" || fail "sink: $(cat "$T/sink.log")"
+kill -TERM "$rpid"
+wait "$rpid" || fail "relay exit $?"
+fb=$(jnum "$T/relay.log" fallbacks)
+[ "$fb" -ge 1 ] && [ "$(jnum "$T/relay.log" pipes_created)" = 1 ] &&
+	[ "$(jnum "$T/relay.log" completed)" = 20 ] &&
+	[ "$(jnum "$T/relay.log" read_calls)" -gt 0 ] || fail "relay stats: $(tail -n1 "$T/relay.log")"
+ok "--max-pipes 1, 20 flows: all verified, $fb flows fell back to copying (counted)"
+
+# An idle flow is reset (never closed with a FIN that would look complete).
+next_port; sink=$PORT
+next_port; rl=$PORT
+bg "$T/sink.log" "$DND" bench relay --sink -l "127.0.0.1:$sink" --count 2
+spid=$BPID
+bg "$T/relay.log" "$DND" relay -l "127.0.0.1:$rl" -t "127.0.0.1:$sink" --idle-timeout 0.3 --json
+rpid=$BPID
+wait_listen "$sink"
+wait_listen "$rl"
+expect_exit 1 "$DND" bench relay --client -t "127.0.0.1:$rl" --flows 2 --bytes 2Mi --reply 1Mi --half-close --pause
+expect_out "Connection reset by peer"
+wait "$spid" && fail "the sink took a cut flow for complete: $(cat "$T/sink.log")"
+kill -TERM "$rpid"
+wait "$rpid" || fail "relay exit $?"
+[ "$(jnum "$T/relay.log" idle_closed)" = 2 ] || fail "relay stats: $(tail -n1 "$T/relay.log")"
+ok "--idle-timeout: idle flows reset on both sides and counted"
+
+# Out of file descriptors (the limit lowered under the running relay):
+# accept fails with EMFILE, the listener rests instead of spinning, and
+# every flow is served as others close.
+command -v prlimit >/dev/null || skip "prlimit (util-linux) is missing"
+next_port; sink=$PORT
+next_port; rl=$PORT
+bg "$T/sink.log" "$DND" bench relay --sink -l "127.0.0.1:$sink" --count 30
+spid=$BPID
+bg "$T/relay.log" "$DND" relay -l "127.0.0.1:$rl" -t "127.0.0.1:$sink" --json
+rpid=$BPID
+wait_listen "$sink"
+wait_listen "$rl"
+prlimit --pid "$rpid" --nofile=16:16 || fail "prlimit on the relay"
+expect_exit 0 "$DND" bench relay --client -t "127.0.0.1:$rl" --flows 30 --bytes 30Mi --reply 3Mi
+wait "$spid" || fail "sink: $(cat "$T/sink.log")"
+kill -TERM "$rpid"
+wait "$rpid" || fail "relay exit $?"
+grep -q "relay: Too many open files; new connections wait" "$T/relay.log" ||
+	fail "EMFILE not reported: $(cat "$T/relay.log")"
+[ "$(jnum "$T/relay.log" accept_errors)" -ge 1 ] && [ "$(jnum "$T/relay.log" listener_pauses)" -ge 1 ] &&
+	[ "$(jnum "$T/relay.log" completed)" = 30 ] || fail "relay stats: $(tail -n1 "$T/relay.log")"
+ok "EMFILE on accept: listener paused, all 30 flows served"
