@@ -626,20 +626,6 @@ static void br_usage(FILE *f)
 		"usage error.\n");
 }
 
-static void br_num(const char *opt, const char *arg, bool size, uint64_t min,
-		   uint64_t max, uint64_t *out, int *bad)
-{
-	int r = size ? opt_parse_size(arg, out) :
-		       opt_parse_uint(arg, UINT64_MAX, out);
-
-	if (!r && *out >= min && *out <= max)
-		return;
-	log_err("%s '%s': %s from %llu to %llu", opt, arg,
-		size ? "give a size (k M G, Ki Mi Gi)" : "give a number",
-		(unsigned long long)min, (unsigned long long)max);
-	(*bad)++;
-}
-
 static void br_list(const char *opt, const char *arg, struct br_opts *b,
 		    int *bad)
 {
@@ -674,23 +660,11 @@ static void br_list(const char *opt, const char *arg, struct br_opts *b,
 			(*bad)++;
 			break;
 		} else {
-			br_num("--flows", tok, false, 1, 100000, &v, bad);
+			opt_num_arg("--flows", tok, false, 1, 100000, &v, bad);
 			b->flows[b->nflows++] = (unsigned int)v;
 		}
 	}
 	free(copy);
-}
-
-static void br_addr(const char *opt, const char *arg, bool optional,
-		    char *host, size_t hlen, uint16_t *port, int *bad)
-{
-	char err[320];
-
-	if (net_split_hostport(arg, optional, host, hlen, port, err,
-			       sizeof(err))) {
-		log_err("%s %s", opt, err);
-		(*bad)++;
-	}
 }
 
 static void br_opt(struct br_opts *b, int opt, const char *arg, int *bad)
@@ -703,46 +677,46 @@ static void br_opt(struct br_opts *b, int opt, const char *arg, int *bad)
 		br_list(opt == OPT_FLOWS ? "--flows" : "--modes", arg, b, bad);
 		break;
 	case OPT_BYTES:
-		br_num("--bytes", arg, true, 0, 1ULL << 50, &b->bytes, bad);
+		opt_num_arg("--bytes", arg, true, 0, 1ULL << 50, &b->bytes, bad);
 		break;
 	case OPT_REPLY:
-		br_num("--reply", arg, true, 0, 1ULL << 50, &b->reply, bad);
+		opt_num_arg("--reply", arg, true, 0, 1ULL << 50, &b->reply, bad);
 		break;
 	case OPT_REPEAT:
-		br_num("--repeat", arg, false, 1, DND_BR_MAX_REPEAT, &v, bad);
+		opt_num_arg("--repeat", arg, false, 1, DND_BR_MAX_REPEAT, &v, bad);
 		b->repeat = (unsigned int)v;
 		break;
 	case OPT_PIPE_SIZE:
-		br_num("--pipe-size", arg, true, 0, 1U << 30, &v, bad);
+		opt_num_arg("--pipe-size", arg, true, 0, 1U << 30, &v, bad);
 		b->relay.pipe_size = (unsigned int)v;
 		break;
 	case OPT_RCVLOWAT:
-		br_num("--rcvlowat", arg, true, 1, 1U << 30, &v, bad);
+		opt_num_arg("--rcvlowat", arg, true, 1, 1U << 30, &v, bad);
 		b->relay.rcvlowat = (unsigned int)v;
 		break;
 	case OPT_SPLICE_MAX:
-		br_num("--splice-max", arg, true, 1, 1U << 30, &v, bad);
+		opt_num_arg("--splice-max", arg, true, 1, 1U << 30, &v, bad);
 		b->relay.splice_max = v;
 		break;
 	case OPT_MAXEVENTS:
-		br_num("--maxevents", arg, false, 1, 65536, &v, bad);
+		opt_num_arg("--maxevents", arg, false, 1, 65536, &v, bad);
 		b->relay.maxevents = (unsigned int)v;
 		break;
 	case OPT_BUDGET:
-		br_num("--budget", arg, true, 1, 1ULL << 40, &v, bad);
+		opt_num_arg("--budget", arg, true, 1, 1ULL << 40, &v, bad);
 		b->relay.budget = v;
 		break;
 	case OPT_SINK_PORT:
-		br_num("--sink-port", arg, false, 1, 65535, &v, bad);
+		opt_num_arg("--sink-port", arg, false, 1, 65535, &v, bad);
 		b->sink_port = (uint16_t)v;
 		break;
 	case OPT_VIA:
-		br_addr("--via", arg, false, b->via_host, sizeof(b->via_host),
-			&b->via_port, bad);
+		opt_hostport_arg("--via", arg, false, b->via_host,
+				 sizeof(b->via_host), &b->via_port, bad);
 		b->modes[DND_BR_VIA] = true;
 		break;
 	case OPT_VIA_PID:
-		br_num("--via-pid", arg, false, 1, 1U << 30, &v, bad);
+		opt_num_arg("--via-pid", arg, false, 1, 1U << 30, &v, bad);
 		b->via_pid = (long)v;
 		break;
 	case OPT_VIA_NAME:
@@ -755,7 +729,7 @@ static void br_opt(struct br_opts *b, int opt, const char *arg, int *bad)
 		}
 		break;
 	case OPT_COUNT:
-		br_num("--count", arg, false, 0, 1U << 30, &v, bad);
+		opt_num_arg("--count", arg, false, 0, 1U << 30, &v, bad);
 		b->count = (unsigned int)v;
 		break;
 	case OPT_JSON:
@@ -840,8 +814,9 @@ static int br_parse(int argc, char **argv, struct br_opts *b)
 		switch (opt) {
 		case 'l':
 		case 't':
-			br_addr(opt == 'l' ? "-l" : "-t", optarg, opt == 'l',
-				b->host, sizeof(b->host), &b->port, &bad);
+			opt_hostport_arg(opt == 'l' ? "-l" : "-t", optarg,
+					 opt == 'l', b->host, sizeof(b->host),
+					 &b->port, &bad);
 			*(opt == 'l' ? &b->has_l : &b->has_t) = true;
 			break;
 		case 'h':

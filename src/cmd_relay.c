@@ -102,54 +102,11 @@ static void relay_usage(FILE *f)
 		"Exit: 0 stopped by a signal, 1 failed, 2 usage error.\n");
 }
 
-/* Parses a size or a count; prints and counts an error when it is bad. */
-static void relay_num(const char *opt, const char *arg, bool size,
-		      uint64_t min, uint64_t max, uint64_t *out, int *bad)
-{
-	int r = size ? opt_parse_size(arg, out) :
-		       opt_parse_uint(arg, UINT64_MAX, out);
-
-	if (r == -EINVAL)
-		log_err("%s '%s': not a %s", opt, arg, size ?
-			"size; use digits with an optional k M G or Ki Mi Gi "
-			"suffix, e.g. 64Ki" : "number");
-	else if (r == -ERANGE || *out > max)
-		log_err("%s '%s': too large (at most %llu)", opt, arg,
-			(unsigned long long)max);
-	else if (*out < min)
-		log_err("%s '%s': too small (at least %llu)", opt, arg,
-			(unsigned long long)min);
-	else
-		return;
-	(*bad)++;
-}
-
-static void relay_secs(const char *opt, const char *arg, double *out,
-		       int *bad)
-{
-	if (opt_parse_seconds(arg, out)) {
-		log_err("%s '%s': give seconds, e.g. 30 or 0.5", opt, arg);
-		(*bad)++;
-	}
-}
-
 struct relay_cli {
 	struct relay_opts o;
 	char lhost[256], thost[256];
 	bool has_l, has_t, has_pipes, has_psize;
 };
-
-static void relay_addr(const char *opt, const char *arg, bool optional,
-		       char *host, size_t hlen, uint16_t *port, int *bad)
-{
-	char err[320];
-
-	if (net_split_hostport(arg, optional, host, hlen, port, err,
-			       sizeof(err))) {
-		log_err("%s %s", opt, err);
-		(*bad)++;
-	}
-}
 
 static void relay_opt(struct relay_cli *c, int opt, const char *arg, int *bad)
 {
@@ -158,7 +115,7 @@ static void relay_opt(struct relay_cli *c, int opt, const char *arg, int *bad)
 
 	switch (opt) {
 	case OPT_PIPE_SIZE:
-		relay_num("--pipe-size", arg, true, 0, 1U << 30, &v, bad);
+		opt_num_arg("--pipe-size", arg, true, 0, 1U << 30, &v, bad);
 		if (v && v < 4096) {
 			log_err("--pipe-size '%s': a pipe holds at least one "
 				"page (4Ki); 0 keeps the kernel's size", arg);
@@ -168,41 +125,41 @@ static void relay_opt(struct relay_cli *c, int opt, const char *arg, int *bad)
 		c->has_psize = true;
 		break;
 	case OPT_MAX_CONN:
-		relay_num("--max-conn", arg, false, 1, 1U << 20, &v, bad);
+		opt_num_arg("--max-conn", arg, false, 1, 1U << 20, &v, bad);
 		o->max_conn = (unsigned int)v;
 		break;
 	case OPT_MAX_PIPES:
-		relay_num("--max-pipes", arg, false, 0, 1U << 21, &v, bad);
+		opt_num_arg("--max-pipes", arg, false, 0, 1U << 21, &v, bad);
 		o->max_pipes = (unsigned int)v;
 		c->has_pipes = true;
 		break;
 	case OPT_IDLE_TIMEOUT:
-		relay_secs("--idle-timeout", arg, &o->idle_timeout, bad);
+		opt_seconds_arg("--idle-timeout", arg, &o->idle_timeout, bad);
 		break;
 	case OPT_CONNECT_TIMEOUT:
-		relay_secs("--connect-timeout", arg, &o->connect_timeout, bad);
+		opt_seconds_arg("--connect-timeout", arg, &o->connect_timeout, bad);
 		break;
 	case OPT_GRACE:
-		relay_secs("--grace", arg, &o->grace, bad);
+		opt_seconds_arg("--grace", arg, &o->grace, bad);
 		break;
 	case OPT_RCVLOWAT:
-		relay_num("--rcvlowat", arg, true, 1, 1U << 30, &v, bad);
+		opt_num_arg("--rcvlowat", arg, true, 1, 1U << 30, &v, bad);
 		o->rcvlowat = (unsigned int)v;
 		break;
 	case OPT_MAXEVENTS:
-		relay_num("--maxevents", arg, false, 1, 65536, &v, bad);
+		opt_num_arg("--maxevents", arg, false, 1, 65536, &v, bad);
 		o->maxevents = (unsigned int)v;
 		break;
 	case OPT_SPLICE_MAX:
-		relay_num("--splice-max", arg, true, 1, 1U << 30, &v, bad);
+		opt_num_arg("--splice-max", arg, true, 1, 1U << 30, &v, bad);
 		o->splice_max = v;
 		break;
 	case OPT_BUDGET:
-		relay_num("--budget", arg, true, 1, 1ULL << 40, &v, bad);
+		opt_num_arg("--budget", arg, true, 1, 1ULL << 40, &v, bad);
 		o->budget = v;
 		break;
 	case OPT_BUFFER:
-		relay_num("--buffer", arg, true, 1, 1U << 30, &v, bad);
+		opt_num_arg("--buffer", arg, true, 1, 1U << 30, &v, bad);
 		o->buf_size = v;
 		break;
 	case OPT_JSON:
@@ -254,12 +211,12 @@ static int relay_parse(int argc, char **argv, struct relay_cli *c)
 				  NULL)) != -1) {
 		switch (opt) {
 		case 'l':
-			relay_addr("-l", optarg, true, c->lhost,
+			opt_hostport_arg("-l", optarg, true, c->lhost,
 				   sizeof(c->lhost), &o->listen_port, &bad);
 			c->has_l = true;
 			break;
 		case 't':
-			relay_addr("-t", optarg, false, c->thost,
+			opt_hostport_arg("-t", optarg, false, c->thost,
 				   sizeof(c->thost), &o->target_port, &bad);
 			c->has_t = true;
 			break;

@@ -134,38 +134,6 @@ static void xfer_usage(FILE *f, enum xfer_role role)
 		"error.\n");
 }
 
-/* Parses a size option; prints and counts an error when it is bad. */
-static void xfer_size(const char *opt, const char *arg, uint64_t min,
-		      uint64_t max, uint64_t *out, int *bad)
-{
-	int r = opt_parse_size(arg, out);
-
-	if (r == -EINVAL && arg[0] == '-')
-		log_err("%s '%s': sizes cannot be negative", opt, arg);
-	else if (r == -EINVAL)
-		log_err("%s '%s': not a size; use digits with an optional "
-			"k M G (10^3..) or Ki Mi Gi (2^10..) suffix, e.g. 64Ki",
-			opt, arg);
-	else if (r == -ERANGE || (!r && *out > max))
-		log_err("%s '%s': too large (at most %llu)", opt, arg,
-			(unsigned long long)max);
-	else if (*out < min)
-		log_err("%s '%s': too small (at least %llu)", opt, arg,
-			(unsigned long long)min);
-	else
-		return;
-	(*bad)++;
-}
-
-static void xfer_seconds(const char *opt, const char *arg, double *out,
-			 int *bad)
-{
-	if (opt_parse_seconds(arg, out)) {
-		log_err("%s '%s': give seconds, e.g. 30 or 0.5", opt, arg);
-		(*bad)++;
-	}
-}
-
 static void xfer_port(const char *arg, uint16_t *port, int *bad)
 {
 	uint64_t v;
@@ -268,7 +236,7 @@ static int xfer_parse(int argc, char **argv, enum xfer_role role,
 				NULL)) != -1) {
 		switch (c) {
 		case 'b':
-			xfer_size("-b", optarg, 1, 1ULL << 30, &o->bsz, &bad);
+			opt_num_arg("-b", optarg, true, 1, 1ULL << 30, &o->bsz, &bad);
 			break;
 		case 'c':
 			o->host = optarg;
@@ -277,7 +245,7 @@ static int xfer_parse(int argc, char **argv, enum xfer_role role,
 			xfer_usage(stdout, role);
 			return 0;
 		case 'l':
-			xfer_size("-l", optarg, 0, DND_LEN_MAX, &o->limit, &bad);
+			opt_num_arg("-l", optarg, true, 0, DND_LEN_MAX, &o->limit, &bad);
 			o->has_limit = true;
 			break;
 		case 'm':
@@ -293,10 +261,10 @@ static int xfer_parse(int argc, char **argv, enum xfer_role role,
 			o->truncate = true;
 			break;
 		case 'w':
-			xfer_size("-w", optarg, 0, 1ULL << 30, &o->window, &bad);
+			opt_num_arg("-w", optarg, true, 0, 1ULL << 30, &o->window, &bad);
 			break;
 		case OPT_PIPE_SIZE:
-			xfer_size("--pipe-size", optarg, 4096, 1ULL << 30, &v, &bad);
+			opt_num_arg("--pipe-size", optarg, true, 4096, 1ULL << 30, &v, &bad);
 			o->pipe_size = (unsigned int)v;
 			break;
 		case OPT_SPLICE_FLAGS:
@@ -315,10 +283,10 @@ static int xfer_parse(int argc, char **argv, enum xfer_role role,
 			o->json = true;
 			break;
 		case OPT_TIMEOUT:
-			xfer_seconds("--timeout", optarg, &o->timeout, &bad);
+			opt_seconds_arg("--timeout", optarg, &o->timeout, &bad);
 			break;
 		case OPT_CONNECT_TIMEOUT:
-			xfer_seconds("--connect-timeout", optarg,
+			opt_seconds_arg("--connect-timeout", optarg,
 				     &o->connect_timeout, &bad);
 			break;
 		case OPT_QD:

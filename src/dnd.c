@@ -20,12 +20,12 @@ struct dnd_cmd {
 };
 
 static const struct dnd_cmd cmds[] = {
-	{ "send", cmd_send, "send a file to 'dnd recv' (dnd send --help)" },
+	{ "send", cmd_send, "send a file to 'dnd recv'" },
 	{ "recv", cmd_recv, "receive one file from 'dnd send'" },
-	{ "filebench", cmd_filebench, "every way to put data into a file, timed like fio" },
-	{ "bench", cmd_bench, "every method pair, measured against memcpy, pipe and iperf3 (dnd bench --help)" },
-	{ "probe", cmd_probe, "what this kernel can do, and the seeds' kernel behaviours" },
-	{ "relay", cmd_relay, "forward TCP flows with splice (seed 004; dnd relay --help)" },
+	{ "bench", cmd_bench, "every method pair, beside memcpy, pipe, iperf3" },
+	{ "filebench", cmd_filebench, "every way to put data into a file" },
+	{ "probe", cmd_probe, "what this kernel can do; seed 004's checks" },
+	{ "relay", cmd_relay, "forward TCP flows with splice (seed 004)" },
 	{ NULL, NULL, NULL },
 };
 

@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "log.h"
+#include "net.h"
 #include "opts.h"
 
 struct suffix {
@@ -110,6 +112,53 @@ int opt_parse_seconds(const char *s, double *out)
 		return *end ? -EINVAL : -ERANGE;
 	*out = (double)whole + (double)frac / scale;
 	return 0;
+}
+
+void opt_num_arg(const char *opt, const char *arg, bool size, uint64_t min,
+		 uint64_t max, uint64_t *out, int *bad)
+{
+	int r = size ? opt_parse_size(arg, out) :
+		       opt_parse_uint(arg, UINT64_MAX, out);
+
+	if (r == -EINVAL && arg[0] == '-')
+		log_err("%s '%s': %s cannot be negative", opt, arg,
+			size ? "sizes" : "counts");
+	else if (r == -EINVAL && size)
+		log_err("%s '%s': not a size; use digits with an optional "
+			"k M G (10^3..) or Ki Mi Gi (2^10..) suffix, e.g. 64Ki",
+			opt, arg);
+	else if (r == -EINVAL)
+		log_err("%s '%s': not a number; use digits, e.g. 100", opt, arg);
+	else if (r == -ERANGE || *out > max)
+		log_err("%s '%s': too large (at most %llu)", opt, arg,
+			(unsigned long long)max);
+	else if (*out < min)
+		log_err("%s '%s': too small (at least %llu)", opt, arg,
+			(unsigned long long)min);
+	else
+		return;
+	*out = min;	/* callers may look at it before giving up */
+	(*bad)++;
+}
+
+void opt_seconds_arg(const char *opt, const char *arg, double *out, int *bad)
+{
+	if (opt_parse_seconds(arg, out)) {
+		log_err("%s '%s': give seconds, e.g. 30 or 0.5", opt, arg);
+		(*bad)++;
+	}
+}
+
+void opt_hostport_arg(const char *opt, const char *arg, bool optional,
+		      char *host, size_t hlen, uint16_t *port, int *bad)
+{
+	char err[320];
+
+	if (net_split_hostport(arg, optional, host, hlen, port, err,
+			       sizeof(err))) {
+		log_err("%s %s", opt, err);
+		(*bad)++;
+	}
 }
 
 const char *opt_fmt_size(uint64_t v, char *buf, unsigned int len)

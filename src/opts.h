@@ -3,6 +3,8 @@
 #ifndef DND_OPTS_H
 #define DND_OPTS_H
 
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 /*
@@ -18,6 +20,19 @@ int opt_parse_uint(const char *s, uint64_t max, uint64_t *out);
 
 /* Parses decimal seconds with an optional fraction ("2", "0.5"). */
 int opt_parse_seconds(const char *s, double *out);
+
+/*
+ * An option's value, checked for a command line: a size (size=true) or a
+ * plain count within [min, max] into *out, or seconds. A bad value prints
+ * "dnd: OPT 'ARG': why, with an example" and adds one to *bad, so a parser
+ * can report every problem before it gives up.
+ */
+void opt_num_arg(const char *opt, const char *arg, bool size, uint64_t min,
+		 uint64_t max, uint64_t *out, int *bad);
+void opt_seconds_arg(const char *opt, const char *arg, double *out, int *bad);
+/* [HOST:]PORT or [V6]:PORT (HOST may be left out when optional). */
+void opt_hostport_arg(const char *opt, const char *arg, bool optional,
+		      char *host, size_t hlen, uint16_t *port, int *bad);
 
 /* Formats bytes as the shortest exact suffix form ("64Ki", "1Mi", "1000"). */
 const char *opt_fmt_size(uint64_t v, char *buf, unsigned int len);
