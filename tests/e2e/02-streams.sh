@@ -18,6 +18,19 @@ for sm in rw mmap sendfile splice vmsplice; do
 done
 ok "zero -> null for 20 pairs, counted on both sides"
 
+# zero -> file lands verified zeros for every sender (vmsplice re-splices
+# the same zero pages: the receiver's hash proves they stayed zero).
+for sm in rw mmap sendfile splice vmsplice; do
+	rm -f "$T/z"
+	xfer "-c 127.0.0.1 -m $sm -b 256Ki --pipe-size 1Mi -l $((5 * 1048576 + 7)) /dev/zero" "-m rw $T/z"
+	[ "$SRC" = 0 ] && [ "$RRC" = 0 ] || fail "zero -> file $sm: $(cat "$T/s.log" "$T/r.log")"
+	grep -q "verify: verified" "$T/r.log" || fail "zero -> file $sm: $(cat "$T/r.log")"
+	cmp -s -n $((5 * 1048576 + 7)) /dev/zero "$T/z" || fail "zero -> file $sm: not zeros"
+	[ "$(stat -c %s "$T/z")" = $((5 * 1048576 + 7)) ] || fail "zero -> file $sm: size"
+done
+grep -q "note: vmsplice: /dev/zero read once" "$T/s.log" || fail "vmsplice note: $(cat "$T/s.log")"
+ok "zero -> file verified for every sender"
+
 # mmap needs a file to map: refused before any byte moves.
 next_port
 expect_exit 2 "$DND" recv -p "$PORT" -m mmap /dev/null
