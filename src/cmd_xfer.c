@@ -34,6 +34,7 @@ enum {
 	OPT_TIMEOUT,
 	OPT_CONNECT_TIMEOUT,
 	OPT_QD,
+	OPT_SYNC,
 };
 
 static const struct option xfer_longopts[] = {
@@ -55,6 +56,7 @@ static const struct option xfer_longopts[] = {
 	{ "timeout", required_argument, NULL, OPT_TIMEOUT },
 	{ "connect-timeout", required_argument, NULL, OPT_CONNECT_TIMEOUT },
 	{ "qd", required_argument, NULL, OPT_QD },
+	{ "sync", required_argument, NULL, OPT_SYNC },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -118,6 +120,10 @@ static void xfer_usage(FILE *f, enum xfer_role role)
 		"      --json            print the report as one JSON object\n"
 		"      --timeout SEC     fail after SEC without progress (default "
 		"60, 0 = never)\n"
+		"      --sync end|stream receiver: fdatasync at the end only (default), "
+		"or start\n"
+		"                        writeback every 8 MiB as data arrives "
+		"(sync_file_range)\n"
 		"      --connect-timeout SEC  sender: retry a refused connect for "
 		"SEC (default 10)\n"
 		"      --qd N            uring: requests in flight (default 4); "
@@ -288,6 +294,16 @@ static int xfer_parse(int argc, char **argv, enum xfer_role role,
 		case OPT_CONNECT_TIMEOUT:
 			opt_seconds_arg("--connect-timeout", optarg,
 				     &o->connect_timeout, &bad);
+			break;
+		case OPT_SYNC:
+			if (!strcmp(optarg, "stream")) {
+				o->sync_every = 8 << 20;
+			} else if (strcmp(optarg, "end")) {
+				log_err("--sync '%s': use end (one fdatasync "
+					"at the end) or stream (writeback as "
+					"data arrives, then fdatasync)", optarg);
+				bad++;
+			}
 			break;
 		case OPT_QD:
 			if (opt_parse_uint(optarg, 1024, &v) || !v) {

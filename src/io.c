@@ -223,6 +223,17 @@ int io_ftruncate(struct dnd_syscalls *sc, int fd, off_t len)
 	return (int)io_done(sc, DND_SC_FTRUNCATE, r);
 }
 
+int io_sync_range(struct dnd_syscalls *sc, int fd, off_t off, off_t len)
+{
+	int r;
+
+	do
+		r = sync_file_range(fd, off, len, SYNC_FILE_RANGE_WRITE);
+	while (io_retry(sc, r));
+	r = (int)io_done(sc, DND_SC_SYNC_RANGE, r ? r : len);
+	return r < 0 ? r : 0;
+}
+
 int io_fallocate(struct dnd_syscalls *sc, int fd, off_t off, off_t len)
 {
 	int r;

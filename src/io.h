@@ -50,6 +50,8 @@ int io_munmap(struct dnd_syscalls *sc, void *addr, size_t len);
 int io_madvise(struct dnd_syscalls *sc, void *addr, size_t len, int advice);
 int io_ftruncate(struct dnd_syscalls *sc, int fd, off_t len);
 int io_fdatasync(struct dnd_syscalls *sc, int fd);
+/* sync_file_range(SYNC_FILE_RANGE_WRITE): starts writeback, no wait. */
+int io_sync_range(struct dnd_syscalls *sc, int fd, off_t off, off_t len);
 /* fallocate(fd, 0, off, len): reserves blocks and extends the size. */
 int io_fallocate(struct dnd_syscalls *sc, int fd, off_t off, off_t len);
 

@@ -239,6 +239,7 @@ static int session_setup_method(struct session *s)
 	x->pipe_size = o->pipe_size;
 	x->splice_flags = o->splice_flags;
 	x->qd = o->qd;
+	x->sync_every = o->sync_every;
 	x->progress = isatty(2) && !o->json;
 	r = o->m->setup(x);
 	if (r) {

@@ -26,6 +26,7 @@ struct session_opts {
 	unsigned int pipe_size;	/* --pipe-size; 0 = kernel default */
 	unsigned int splice_flags;
 	unsigned int qd;	/* --qd; 0 = the method's default */
+	uint64_t sync_every;	/* --sync stream: writeback step; 0 = end */
 	bool overwrite;		/* -o */
 	bool truncate;		/* -t */
 	bool raw;		/* --raw: no framing, no verification */

@@ -43,6 +43,9 @@ struct dnd_xfer {
 	unsigned int qd;	/* --qd: uring queue depth, zerocopy ring
 				 * buffers; 0 = the method's default */
 	bool progress;		/* draw a progress line on stderr */
+	uint64_t sync_every;	/* receiver, --sync stream: start writeback
+				 * every this many bytes; 0: end only */
+	off_t synced;		/* writeback started up to here */
 	uint64_t length;	/* payload length when known, else UINT64_MAX */
 
 	/* Non-NULL when the source cannot be read twice: methods that pass

@@ -52,3 +52,16 @@ wait_recv
 cmp -s "$T/src" "$T/out" || fail "stdout data polluted"
 jq -e '.verdict == "counted"' "$T/r.log" >/dev/null || fail "report not on stderr: $(cat "$T/r.log")"
 ok "report goes where the data does not"
+
+# --sync stream starts writeback every 8 MiB as data lands, then syncs.
+random_file "$T/src20" $((20 * 1048576 + 3))
+rm -f "$T/dst20"
+xfer "-c 127.0.0.1 $T/src20" "--json --sync stream -m splice $T/dst20"
+[ "$SRC" = 0 ] && [ "$RRC" = 0 ] || fail "--sync stream: $(cat "$T/s.log" "$T/r.log")"
+cmp -s "$T/src20" "$T/dst20" || fail "--sync stream: data differs"
+jq -e '.verdict == "verified" and .syscalls.sync_file_range.calls == 2 and
+	.syscalls.sync_file_range.bytes >= 16777216 and
+	.syscalls.sync_file_range.bytes <= 20971523 and
+	.syscalls.fdatasync.calls == 1' "$T/r.log" >/dev/null ||
+	fail "--sync stream accounting: $(cat "$T/r.log")"
+ok "--sync stream: writeback as data lands, counted"
