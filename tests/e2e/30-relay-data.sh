@@ -5,17 +5,6 @@
 # through it lands a file whose hash matches.
 . "$(dirname "$0")/lib.sh"
 
-# bg LOG CMD...: runs CMD in the background (killed at exit); sets BPID.
-bg() {
-	local log=$1; shift
-	"$@" >"$log" 2>&1 &
-	BPID=$!
-	_pids+=("$BPID")
-}
-
-# jnum LOG KEY: the number after "KEY": in the relay's last JSON line.
-jnum() { tail -n1 "$1" | grep -o "\"$2\":[0-9.]*" | cut -d: -f2; }
-
 for m in splice rw; do
 	for flows in 1 200; do
 		next_port; sink=$PORT

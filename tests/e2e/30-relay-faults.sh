@@ -5,14 +5,6 @@
 # and usage errors.
 . "$(dirname "$0")/lib.sh"
 
-bg() {
-	local log=$1; shift
-	"$@" >"$log" 2>&1 &
-	BPID=$!
-	_pids+=("$BPID")
-}
-jnum() { tail -n1 "$1" | grep -o "\"$2\":[0-9.]*" | cut -d: -f2; }
-
 # usage_err ARGS... TEXT: exit 2 and TEXT on stderr.
 usage_err() {
 	local text=${*: -1}

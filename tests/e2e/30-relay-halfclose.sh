@@ -4,13 +4,6 @@
 # and only then does the far end answer; the whole answer must come back.
 . "$(dirname "$0")/lib.sh"
 
-bg() {
-	local log=$1; shift
-	"$@" >"$log" 2>&1 &
-	BPID=$!
-	_pids+=("$BPID")
-}
-
 for m in splice rw; do
 	for flows in 1 20; do
 		next_port; sink=$PORT

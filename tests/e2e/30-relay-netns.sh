@@ -6,13 +6,6 @@
 . "$(dirname "$0")/lib.sh"
 
 setup_ns
-bg() {
-	local log=$1; shift
-	"$@" >"$log" 2>&1 &
-	BPID=$!
-	_pids+=("$BPID")
-}
-jnum() { tail -n1 "$1" | grep -o "\"$2\":[0-9.]*" | cut -d: -f2; }
 # ns_listen NS PORT: waits (up to 10 s) until something listens in NS.
 ns_listen() {
 	for _ in $(seq 1 200); do

@@ -5,14 +5,6 @@
 # so no flow ever looks complete when it is not.
 . "$(dirname "$0")/lib.sh"
 
-bg() {
-	local log=$1; shift
-	"$@" >"$log" 2>&1 &
-	BPID=$!
-	_pids+=("$BPID")
-}
-jnum() { tail -n1 "$1" | grep -o "\"$2\":[0-9.]*" | cut -d: -f2; }
-
 # wait_text FILE TEXT: waits (up to 10 s) for TEXT to appear in FILE.
 wait_text() {
 	for _ in $(seq 1 200); do

@@ -158,3 +158,14 @@ wait_size() {
 
 # be64 N: N as 8 big-endian bytes, for hand-made protocol messages.
 be64() { printf "$(printf '%016x' "$1" | sed 's/../\\x&/g')"; }
+
+# bg LOG CMD...: runs CMD in the background (killed at exit); sets BPID.
+bg() {
+	local log=$1; shift
+	"$@" >"$log" 2>&1 &
+	BPID=$!
+	_pids+=("$BPID")
+}
+
+# jnum LOG KEY: the number after "KEY": in the last JSON line of LOG.
+jnum() { tail -n1 "$1" | grep -o "\"$2\":[0-9.]*" | cut -d: -f2; }
