@@ -6,6 +6,7 @@
  * teardown can only ever remove what this process made.
  */
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
@@ -146,8 +147,10 @@ static int ns_links(struct bench *b, char *err, size_t len)
 
 	snprintf(mtu, sizeof(mtu), "%u", b->o.mtu);
 	if (ns_tool("ip", (char *const[]){ "netns", "add", b->ns_recv, NULL },
-		    err, len) ||
-	    ns_tool("ip", (char *const[]){ "link", "add", b->veth_s, "netns",
+		    err, len))
+		return -1;
+	b->ns_have_r = true;
+	if (ns_tool("ip", (char *const[]){ "link", "add", b->veth_s, "netns",
 		    b->ns_send, "type", "veth", "peer", "name", b->veth_r,
 		    "netns", b->ns_recv, NULL }, err, len) ||
 	    ns_end(b->ns_send, b->veth_s, NS_SEND_ADDR, mtu, err, len) ||
@@ -184,6 +187,7 @@ int bench_ns_setup(struct bench *b)
 		return ns_fail(b, 2, "cannot make a network namespace (", err,
 			       "); this system does not allow them here: drop "
 			       "--netns");
+	b->ns_have_s = true;
 	if (ns_links(b, err, sizeof(err)))
 		return ns_fail(b, 1, "cannot build the veth pair between the "
 			       "namespaces: ", err, "");
@@ -208,14 +212,29 @@ int bench_ns_setup(struct bench *b)
 void bench_ns_teardown(struct bench *b)
 {
 	sig_atomic_t stop = io_stop_signal;
+	sigset_t block, old;
 	char err[600];
 
 	if (!b->ns_send[0])
 		return;
-	/* The stop flag ends measurements, not cleanup: let ip run. */
+	/*
+	 * The stop flag ends measurements, not cleanup: let ip run, and keep
+	 * a second Ctrl-C (sent to the whole foreground group, ip included:
+	 * the blocked mask survives exec) from killing it half-way. Only
+	 * namespaces this run made are deleted, never one of the same name.
+	 */
+	sigemptyset(&block);
+	sigaddset(&block, SIGINT);
+	sigaddset(&block, SIGTERM);
+	sigaddset(&block, SIGHUP);
+	sigprocmask(SIG_BLOCK, &block, &old);
 	io_stop_signal = 0;
-	NS_RUN("ip", err, "netns", "del", b->ns_send);
-	NS_RUN("ip", err, "netns", "del", b->ns_recv);
+	if (b->ns_have_s)
+		NS_RUN("ip", err, "netns", "del", b->ns_send);
+	if (b->ns_have_r)
+		NS_RUN("ip", err, "netns", "del", b->ns_recv);
+	b->ns_have_s = b->ns_have_r = false;
+	sigprocmask(SIG_SETMASK, &old, NULL);
 	io_stop_signal = stop ? stop : io_stop_signal;
 	b->ns_send[0] = b->ns_recv[0] = '\0';
 	b->ns_made = false;

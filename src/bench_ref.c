@@ -188,8 +188,10 @@ static int ref_iperf_once(struct bench *b, const char *exe, bool l1m,
 			  char *why, size_t len)
 {
 	char port[8], n[24], w[24];
+	/* Its per-second lines go to /dev/null: nobody reads its stdout while
+	 * the client runs, and a full pipe would stall a long reference. */
 	char *srv[] = { (char *)exe, "-s", "-1", "-p", port, "-B",
-			(char *)b->bind, NULL };
+			(char *)b->bind, "--logfile", "/dev/null", NULL };
 	char *cli[16] = { (char *)exe, "-c", (char *)b->host, "-p", port, "-n",
 			  n, "--json" };
 	struct bench_child s, c;

@@ -150,6 +150,7 @@ struct bench {
 	char nsp_send[80], nsp_recv[80];	/* /run/netns/... */
 	char veth_s[16], veth_r[16];
 	bool ns_made;
+	bool ns_have_s, ns_have_r;	/* this run made that namespace */
 	bool cold_failed;
 	char cache_note[200];
 	char *mc_x, *mc_y;		/* memcpy reference buffers */

@@ -379,13 +379,16 @@ static int fb_path_run(const struct fb_path *p, const struct fb_opts *o,
 	err = fb_unusable(p, &m, why, sizeof(why));
 	snprintf(file, sizeof(file), "%s/.dnd-filebench.%s.%d", o->dir, p->name,
 		 (int)getpid());
-	if (!err && o->rewrite && (r = fb_precreate(file, o))) {
-		snprintf(why, sizeof(why), "cannot create the file to rewrite "
-			 "under %s: %s", o->dir, strerror(-r));
-		err = why;
-		r = 1;
-	}
 	for (i = 0; !err && i < o->repeat; i++) {
+		/* Every rewrite run starts from other bytes (untimed), or a
+		 * run that wrote nothing would pass on the last run's data. */
+		if (o->rewrite && (r = fb_precreate(file, o))) {
+			snprintf(why, sizeof(why), "cannot create the file to "
+				 "rewrite under %s: %s", o->dir, strerror(-r));
+			err = why;
+			r = 1;
+			break;
+		}
 		if (fb_run_one(p, m, file, o, buf, &runs[i])) {
 			snprintf(why, sizeof(why), "%s", runs[i].error);
 			err = why;

@@ -23,7 +23,7 @@ extern volatile sig_atomic_t io_stop_signal;
  * call blocked on it returns at once. */
 extern volatile sig_atomic_t io_stop_fd;
 
-/* Installs handlers: SIGINT/SIGTERM stop the run (no SA_RESTART, so blocking
+/* Installs handlers: SIGINT/SIGTERM/SIGHUP stop the run (no SA_RESTART, so blocking
  * calls return EINTR), SIGPIPE is ignored (EPIPE is reported instead). */
 void io_install_signals(void);
 
