@@ -23,8 +23,8 @@ extern volatile sig_atomic_t io_stop_signal;
  * call blocked on it returns at once. */
 extern volatile sig_atomic_t io_stop_fd;
 
-/* Installs handlers: SIGINT/SIGTERM/SIGHUP stop the run (no SA_RESTART, so blocking
- * calls return EINTR), SIGPIPE is ignored (EPIPE is reported instead). */
+/* Installs handlers: SIGINT/SIGTERM/SIGHUP stop the run (no SA_RESTART, so
+ * blocking calls return EINTR), SIGPIPE is ignored (EPIPE is reported). */
 void io_install_signals(void);
 
 ssize_t io_read(struct dnd_syscalls *sc, int fd, void *buf, size_t n);
