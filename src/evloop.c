@@ -126,6 +126,7 @@ int evloop_set(struct evloop *el, int fd, unsigned int mask, evloop_fn rfn,
 	       evloop_fn wfn, void *data)
 {
 	struct evloop_file *fe;
+	bool want_err = mask == DND_EV_ERR;
 	int r;
 
 	if (fd < 0 || fd >= el->setsize)
@@ -138,6 +139,9 @@ int evloop_set(struct evloop *el, int fd, unsigned int mask, evloop_fn rfn,
 	if (data)
 		fe->data = data;
 	mask &= DND_EV_READ | DND_EV_WRITE;
+	/* Errors only: in epoll with no events (EPOLLERR|EPOLLHUP are implied). */
+	if (!mask && want_err)
+		mask = DND_EV_ERR;
 	if (mask == fe->mask)
 		return 0;
 	if (!mask) {
@@ -175,7 +179,8 @@ int evloop_poll(struct evloop *el, int timeout_ms)
 		struct evloop_file *fe = &el->files[fd];
 		bool did_read = false;
 
-		if (fe->mask & m & DND_EV_READ) {
+		if ((fe->mask & m & DND_EV_READ) ||
+		    (fe->mask == DND_EV_ERR && (m & DND_EV_ERR))) {
 			fe->rfn(el, fd, fe->data, m);
 			did_read = true;
 		}

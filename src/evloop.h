@@ -11,7 +11,9 @@
 #define DND_EV_READ 0x1u	/* interest and fired: readable */
 #define DND_EV_WRITE 0x2u	/* interest and fired: writable */
 #define DND_EV_RDHUP 0x4u	/* fired only: the peer shut down its write side */
-#define DND_EV_ERR 0x8u		/* fired only: EPOLLERR or EPOLLHUP */
+#define DND_EV_ERR 0x8u		/* fired: EPOLLERR or EPOLLHUP; as the whole
+				 * interest: registered with no events, so
+				 * only errors and hangups are reported */
 
 struct evloop;
 
@@ -24,7 +26,8 @@ typedef void (*evloop_fn)(struct evloop *el, int fd, void *data,
 			  unsigned int fired);
 
 struct evloop_file {
-	unsigned int mask;	/* DND_EV_READ|DND_EV_WRITE; 0: not in epoll */
+	unsigned int mask;	/* DND_EV_READ|DND_EV_WRITE, or DND_EV_ERR;
+				 * 0: not in epoll */
 	evloop_fn rfn, wfn;
 	void *data;
 };
@@ -58,9 +61,11 @@ void evloop_free(struct evloop *el);
 
 /*
  * Sets the interest of fd to exactly mask, with callbacks and data (NULL
- * callbacks keep the ones already there). mask 0 takes fd out of epoll so
- * that EPOLLHUP on an idle fd cannot spin the loop. Calls epoll_ctl only when
- * the mask changes. Returns 0 or -errno (-ERANGE: fd >= setsize).
+ * callbacks keep the ones already there). mask DND_EV_ERR keeps fd in epoll
+ * with no events: EPOLLERR and EPOLLHUP still fire and go to the read
+ * callback, which must then act on them (or a hangup spins the loop). mask 0
+ * takes fd out of epoll. Calls epoll_ctl only when the mask changes. Returns
+ * 0 or -errno (-ERANGE: fd >= setsize).
  */
 int evloop_set(struct evloop *el, int fd, unsigned int mask, evloop_fn rfn,
 	       evloop_fn wfn, void *data);

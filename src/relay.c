@@ -1,15 +1,16 @@
 // SPDX-License-Identifier: MIT
 /*
  * Seed 004's relay: many TCP flows through one level-triggered epoll loop,
- * each direction spliced socket -> pipe -> socket [hap raw_sock.c, pipe.c].
+ * each direction spliced socket -> pipe -> socket (relay_pump.c) [hap].
  */
+#include <sys/ioctl.h>		/* TIOCOUTQ, behind SIOCOUTQ */
 #include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <linux/sockios.h>	/* SIOCOUTQ */
 #include <errno.h>
-#include <fcntl.h>		/* splice() */
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,12 +21,16 @@
 #include "net.h"
 #include "pipe.h"
 #include "relay.h"
+#include "relay_int.h"
 #include "stats.h"
 
 #define DND_RELAY_ACCEPT_BATCH 64
 #define DND_RELAY_FD_SLACK 64	/* listener, epoll, signalfd, stdio, logs */
 #define DND_RELAY_EMFILE_PAUSE 0.1	/* seconds the listener rests */
-#define DND_RELAY_LINGER 2.0	/* seconds a refused client may take to close */
+#define DND_RELAY_LINGER 2.0	/* seconds a refused client may take to close;
+				 * also how long a failing flow's last bytes
+				 * may sit unacknowledged before the reset */
+#define DND_RELAY_FLUSH_TICK 0.01	/* seconds between send queue checks */
 /*
  * 1 MiB pipes: a splice moves up to 16 times more than through the 64 KiB
  * default, so there are that many fewer calls and wakeups (on loopback the
@@ -34,96 +39,12 @@
  */
 #define DND_RELAY_PIPE_SIZE (1u << 20)
 
-/* One direction: bytes read from fd[i] wait here until written to fd[!i]. */
-struct relay_dir {
-	struct dnd_pipe *pipe;	/* held only while it carries data */
-	char *buf;		/* copy path */
-	size_t off;		/* copy path: first unsent byte in buf */
-	size_t count;		/* bytes inside the pipe or buf */
-	bool rd_ready;		/* the source may have data */
-	bool rdhup;		/* the source's peer has shut down writing */
-	bool full;		/* stop reading until count drops */
-	bool wr_blocked;	/* the destination returned EAGAIN */
-	bool eof;		/* the source returned 0 */
-	bool shut;		/* the destination got shutdown(SHUT_WR) */
-};
-
-struct relay_flow;
-
-struct relay_list {
-	struct relay_flow *head, *tail;	/* oldest first */
-};
-
-struct relay_flow {
-	struct relay *r;
-	int fd[2];		/* [0] client, [1] target */
-	struct relay_dir dir[2];	/* dir[i] reads fd[i], writes fd[!i] */
-	bool copy;		/* no pipe was left: copy from now on */
-	double last;		/* connect start, then last progress */
-	struct relay_flow *prev, *next;
-	struct relay_list *list;
-};
-
-struct relay {
-	const struct relay_opts *o;
-	struct relay_stats *st;
-	struct evloop el;
-	struct pipe_pool pool;
-	struct sockaddr_storage target;
-	socklen_t target_len;
-	char target_name[80];
-	int lfd, sfd;
-	bool paused;		/* the listener is out of epoll */
-	double resume_at;	/* retry accept after EMFILE; 0: on a close */
-	bool draining;		/* SIGTERM: no new flows */
-	double grace_end;
-	bool stop;
-	bool told_connect;	/* the first target failure was logged */
-	bool told_accept;
-	size_t budget;
-	struct dnd_sample t0;
-	struct relay_list waiting;	/* accepted, no fd left for the target */
-	struct relay_list connecting, open, lingering;
-	double retry_at;	/* when waiting flows try again */
-	unsigned int nflows;
-};
-
 enum relay_close {
 	DND_RELAY_FIN = 0,	/* both directions ended cleanly */
 	DND_RELAY_RESET,	/* a side broke; the other gets a reset too */
 	DND_RELAY_IDLE,
 	DND_RELAY_GRACE,
 };
-
-static void list_add(struct relay_list *l, struct relay_flow *f)
-{
-	f->list = l;
-	f->next = NULL;
-	f->prev = l->tail;
-	if (l->tail)
-		l->tail->next = f;
-	else
-		l->head = f;
-	l->tail = f;
-}
-
-static void list_del(struct relay_flow *f)
-{
-	struct relay_list *l = f->list;
-
-	if (!l)
-		return;
-	if (f->prev)
-		f->prev->next = f->next;
-	else
-		l->head = f->next;
-	if (f->next)
-		f->next->prev = f->prev;
-	else
-		l->tail = f->prev;
-	f->prev = f->next = NULL;
-	f->list = NULL;
-}
 
 static void relay_listen_on(struct relay *r)
 {
@@ -167,11 +88,31 @@ static void relay_close_fd(struct relay *r, int fd, bool reset)
 	close(fd);
 }
 
+/*
+ * A reset throws away what sits in the pipes and the send queues: take it
+ * back out of bytes[] (it was counted when handed to the kernel).
+ */
+static void relay_count_discard(struct relay *r, struct relay_flow *f)
+{
+	uint64_t q;
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		q = (uint64_t)relay_ioctl(f->fd[!i], SIOCOUTQ);
+		if (q > f->sent[i])
+			q = f->sent[i];
+		r->st->bytes[i] -= q;
+		r->st->bytes_discarded += q + f->dir[i].count;
+	}
+}
+
 static void relay_flow_close(struct relay *r, struct relay_flow *f,
 			     enum relay_close how)
 {
 	bool reset = how != DND_RELAY_FIN;
 
+	if (reset)
+		relay_count_discard(r, f);
 	switch (how) {
 	case DND_RELAY_FIN:
 		r->st->completed++;
@@ -190,7 +131,7 @@ static void relay_flow_close(struct relay *r, struct relay_flow *f,
 	relay_close_fd(r, f->fd[1], reset);
 	relay_dir_free(r, &f->dir[0]);
 	relay_dir_free(r, &f->dir[1]);
-	list_del(f);
+	relay_list_del(f);
 	free(f);
 	r->nflows--;
 	r->st->active--;
@@ -201,7 +142,7 @@ static void relay_flow_close(struct relay *r, struct relay_flow *f,
 static void relay_flow_drop(struct relay *r, struct relay_flow *f)
 {
 	relay_close_fd(r, f->fd[0], false);
-	list_del(f);
+	relay_list_del(f);
 	free(f);
 	r->nflows--;
 	r->st->active--;
@@ -243,215 +184,15 @@ static void relay_flow_fail(struct relay *r, struct relay_flow *f, int err)
 	}
 	relay_close_fd(r, f->fd[1], false);
 	f->fd[1] = -1;
-	list_del(f);
+	relay_list_del(f);
 	if (!r->draining && shutdown(f->fd[0], SHUT_WR) == 0 &&
 	    !evloop_set(&r->el, f->fd[0], DND_EV_READ, relay_on_linger,
 			relay_on_linger, f)) {
 		f->last = r->el.now;
-		list_add(&r->lingering, f);
+		relay_list_add(&r->lingering, f);
 		return;
 	}
 	relay_flow_drop(r, f);
-}
-
-/* Takes a pipe for a direction about to read; none left means copying. */
-static void relay_dir_pipe(struct relay *r, struct relay_flow *f,
-			   struct relay_dir *d)
-{
-	if (d->pipe || d->count || f->copy || r->o->mode != DND_RELAY_SPLICE)
-		return;
-	if (pipe_get(&r->pool, &d->pipe)) {
-		f->copy = true;
-		r->st->fallbacks++;
-	}
-}
-
-static ssize_t relay_fill_pipe(struct relay *r, struct relay_dir *d, int src,
-			       size_t *want)
-{
-	size_t room = d->pipe->size > d->count ? d->pipe->size - d->count : 0;
-	ssize_t n;
-
-	if (!room) {
-		d->full = true;
-		return -EAGAIN;
-	}
-	*want = r->o->splice_max && r->o->splice_max < room ?
-		r->o->splice_max : room;
-	n = splice(src, NULL, d->pipe->wr, NULL, *want,
-		   SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
-	r->st->splice_in_calls++;
-	if (n >= 0) {
-		r->st->splice_in_bytes += (uint64_t)n;
-		return n;
-	}
-	if (errno != EAGAIN)
-		return errno == EINTR ? -EINTR : -errno;
-	/*
-	 * EAGAIN means "socket empty" or "pipe full", and the pipe's byte size
-	 * cannot tell: it may be out of slots, one per skb fragment, long before
-	 * it is out of bytes. With data inside, call it full and drain first.
-	 */
-	if (d->count) {
-		d->full = true;
-		r->st->eagain_pipe_full++;
-	} else {
-		d->rd_ready = false;
-		r->st->eagain_empty++;
-	}
-	return -EAGAIN;
-}
-
-static ssize_t relay_fill_buf(struct relay *r, struct relay_dir *d, int src,
-			      size_t *want)
-{
-	size_t end = d->off + d->count;
-	ssize_t n;
-
-	if (!d->buf) {
-		d->buf = malloc(r->o->buf_size);
-		if (!d->buf)
-			return -ENOMEM;
-	}
-	if (end >= r->o->buf_size) {
-		d->full = true;
-		return -EAGAIN;
-	}
-	*want = r->o->buf_size - end;
-	n = recv(src, d->buf + end, *want, MSG_DONTWAIT);
-	r->st->read_calls++;
-	if (n >= 0) {
-		r->st->read_bytes += (uint64_t)n;
-		return n;
-	}
-	if (errno == EAGAIN) {
-		d->rd_ready = false;
-		r->st->eagain_empty++;
-		return -EAGAIN;
-	}
-	return errno == EINTR ? -EINTR : -errno;
-}
-
-/* Source -> pipe or buffer. Returns bytes, 0 at EOF, -EAGAIN, or -errno. */
-static ssize_t relay_fill(struct relay *r, struct relay_flow *f, int i)
-{
-	struct relay_dir *d = &f->dir[i];
-	size_t want = 0;
-	ssize_t n;
-
-	relay_dir_pipe(r, f, d);
-	if (d->pipe)
-		n = relay_fill_pipe(r, d, f->fd[i], &want);
-	else
-		n = relay_fill_buf(r, d, f->fd[i], &want);
-	if (n == -EINTR)
-		return -EAGAIN;
-	if (n < 0)
-		return n;
-	if (n == 0) {
-		d->eof = true;
-		return 0;
-	}
-	d->count += (size_t)n;
-	/*
-	 * A short read usually means the socket is empty, which saves the
-	 * EAGAIN call; level-triggered epoll reports it again if it was not.
-	 * After RDHUP a short read is not the end: read on until 0.
-	 */
-	if ((size_t)n < want && !d->rdhup)
-		d->rd_ready = false;
-	return n;
-}
-
-/* Pipe or buffer -> destination. Returns bytes, -EAGAIN, or -errno. */
-static ssize_t relay_drain(struct relay *r, struct relay_flow *f, int i)
-{
-	struct relay_dir *d = &f->dir[i];
-	int dst = f->fd[!i];
-	ssize_t n;
-
-	if (d->pipe) {
-		n = splice(d->pipe->rd, NULL, dst, NULL, d->count,
-			   SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
-		r->st->splice_out_calls++;
-	} else {
-		n = send(dst, d->buf + d->off, d->count,
-			 MSG_DONTWAIT | MSG_NOSIGNAL);
-		r->st->write_calls++;
-	}
-	if (n == -1 && errno == EAGAIN) {
-		d->wr_blocked = true;
-		r->st->eagain_out++;
-		return -EAGAIN;
-	}
-	if (n == -1)
-		return errno == EINTR ? -EAGAIN : -errno;
-	if (n == 0 || (size_t)n > d->count)
-		return -EIO;
-	d->count -= (size_t)n;
-	r->st->bytes[i] += (uint64_t)n;
-	if (d->pipe) {
-		r->st->splice_out_bytes += (uint64_t)n;
-		d->full = false;
-	} else {
-		r->st->write_bytes += (uint64_t)n;
-		d->off += (size_t)n;
-		if (!d->count) {
-			d->off = 0;
-			d->full = false;
-		}
-	}
-	return n;
-}
-
-/*
- * Moves direction i until nothing moves or its byte budget for this wakeup
- * is spent, so one fast flow cannot starve the rest. Returns 0, or -errno
- * when the flow must be reset.
- */
-static int relay_pump(struct relay *r, struct relay_flow *f, int i)
-{
-	struct relay_dir *d = &f->dir[i];
-	size_t spent = 0;
-	ssize_t n;
-
-	for (;;) {
-		bool moved = false;
-
-		if (d->rd_ready && !d->eof && !d->full) {
-			n = relay_fill(r, f, i);
-			if (n < 0 && n != -EAGAIN)
-				return (int)n;
-			moved = n >= 0;
-		}
-		if (d->count && !d->wr_blocked) {
-			n = relay_drain(r, f, i);
-			if (n < 0 && n != -EAGAIN)
-				return (int)n;
-			if (n > 0) {
-				moved = true;
-				spent += (size_t)n;
-			}
-		}
-		if (!moved || spent >= r->budget)
-			break;
-	}
-	if (d->pipe && !d->count) {
-		pipe_put(&r->pool, d->pipe, 0);
-		d->pipe = NULL;
-	}
-	/* EOF and an empty pipe: pass the FIN on, the other way keeps going. */
-	if (d->eof && !d->count && !d->shut) {
-		d->shut = true;
-		if (shutdown(f->fd[!i], SHUT_WR) == -1 && errno != ENOTCONN)
-			return -errno;
-	}
-	if (spent && r->o->idle_timeout > 0) {
-		f->last = r->el.now;
-		list_del(f);
-		list_add(&r->open, f);
-	}
-	return 0;
 }
 
 static void relay_on_read(struct evloop *el, int fd, void *data,
@@ -459,7 +200,11 @@ static void relay_on_read(struct evloop *el, int fd, void *data,
 static void relay_on_write(struct evloop *el, int fd, void *data,
 			   unsigned int fired);
 
-/* Epoll interest follows the pipe counts. Returns 0 or -errno. */
+/*
+ * Epoll interest follows the pipe counts. A socket with nothing to do stays
+ * registered with no events, so its error or hangup is still seen; one that
+ * broke or hung up already leaves epoll (its EPOLLHUP would spin).
+ */
 static int relay_flow_watch(struct relay *r, struct relay_flow *f)
 {
 	int s, e;
@@ -472,6 +217,8 @@ static int relay_flow_watch(struct relay *r, struct relay_flow *f)
 		/* Also after a spent budget: level-triggered EPOLLOUT returns. */
 		if (f->dir[!s].count)
 			m |= DND_EV_WRITE;
+		if (!m && !f->err[s] && !f->hup[s])
+			m = DND_EV_ERR;
 		e = evloop_set(&r->el, f->fd[s], m, relay_on_read,
 			       relay_on_write, f);
 		if (e)
@@ -480,10 +227,47 @@ static int relay_flow_watch(struct relay *r, struct relay_flow *f)
 	return 0;
 }
 
+/*
+ * A flow with a broken side ends once everything that side sent is handed
+ * on: out of epoll, it waits in r->flushing until the other socket's send
+ * queue is empty, then both get a reset, so the peer learns of the failure
+ * only after it has the data.
+ */
+static void relay_flow_flush(struct relay *r, struct relay_flow *f)
+{
+	evloop_set(&r->el, f->fd[0], 0, NULL, NULL, NULL);
+	evloop_set(&r->el, f->fd[1], 0, NULL, NULL, NULL);
+	f->outq = -1;
+	f->last = r->el.now;
+	relay_list_del(f);
+	relay_list_add(&r->flushing, f);
+}
+
+/* A broken flow is done when each broken side's input has been handed on. */
+static bool relay_flow_failed_done(const struct relay_flow *f)
+{
+	int s;
+
+	for (s = 0; s < 2; s++)
+		if (f->err[s] && (!f->dir[s].eof || f->dir[s].count))
+			return false;
+	return true;
+}
+
 static void relay_flow_after(struct relay *r, struct relay_flow *f, int err)
 {
-	if (!err && f->dir[0].shut && f->dir[1].shut) {
+	if (f->list == &r->flushing)
+		return;
+	if (!err && !f->err[0] && !f->err[1] && f->dir[0].shut &&
+	    f->dir[1].shut) {
 		relay_flow_close(r, f, DND_RELAY_FIN);
+		return;
+	}
+	if (!err && (f->err[0] || f->err[1]) && relay_flow_failed_done(f)) {
+		if (f->err[0] && f->err[1])
+			relay_flow_close(r, f, DND_RELAY_RESET);
+		else
+			relay_flow_flush(r, f);
 		return;
 	}
 	if (!err)
@@ -492,12 +276,34 @@ static void relay_flow_after(struct relay *r, struct relay_flow *f, int err)
 		relay_flow_close(r, f, DND_RELAY_RESET);
 }
 
+/*
+ * An error or hangup on a socket registered with no events: SO_ERROR tells
+ * which (and clears it); either way the socket leaves epoll.
+ */
+static void relay_on_hangup(struct relay *r, struct relay_flow *f, int s)
+{
+	int e = 0;
+	socklen_t len = sizeof(e);
+
+	if (getsockopt(f->fd[s], SOL_SOCKET, SO_ERROR, &e, &len) == -1)
+		e = errno;
+	if (e)
+		relay_sock_broken(r, f, s, -e);
+	else
+		f->hup[s] = true;
+	relay_flow_after(r, f, 0);
+}
+
 static void relay_on_read(struct evloop *el, int fd, void *data,
 			  unsigned int fired)
 {
 	struct relay_flow *f = data;
 	int s = fd == f->fd[1];
 
+	if ((fired & DND_EV_ERR) && evloop_mask(el, fd) == DND_EV_ERR) {
+		relay_on_hangup(f->r, f, s);
+		return;
+	}
 	f->dir[s].rd_ready = true;
 	if (fired & (DND_EV_RDHUP | DND_EV_ERR))
 		f->dir[s].rdhup = true;
@@ -514,11 +320,13 @@ static void relay_on_write(struct evloop *el, int fd, void *data,
 	relay_flow_after(f->r, f, relay_pump(f->r, f, !s));
 }
 
+/* SO_OOBINLINE: an urgent byte stays in the stream and is forwarded. */
 static void relay_tune(const struct relay *r, int fd)
 {
 	int one = 1, lowat = (int)r->o->rcvlowat;
 
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	setsockopt(fd, SOL_SOCKET, SO_OOBINLINE, &one, sizeof(one));
 	if (lowat > 0)
 		setsockopt(fd, SOL_SOCKET, SO_RCVLOWAT, &lowat, sizeof(lowat));
 }
@@ -526,8 +334,8 @@ static void relay_tune(const struct relay *r, int fd)
 static void relay_flow_open(struct relay *r, struct relay_flow *f)
 {
 	f->last = r->el.now;
-	list_del(f);
-	list_add(&r->open, f);
+	relay_list_del(f);
+	relay_list_add(&r->open, f);
 	relay_tune(r, f->fd[1]);
 	relay_flow_after(r, f, 0);
 }
@@ -574,16 +382,18 @@ static bool relay_connect(struct relay *r, struct relay_flow *f)
 	bool pending;
 	int sfd, e;
 
-	list_del(f);
-	list_add(&r->connecting, f);
 	sfd = net_connect_nb((struct sockaddr *)&r->target, r->target_len,
 			     &pending);
+	relay_list_del(f);
 	if (relay_out_of_fds(sfd)) {
-		list_del(f);
-		list_add(&r->waiting, f);
+		/* f->last stays the accept time: the wait has one deadline. */
+		relay_list_add(&r->waiting, f);
 		relay_fd_short(r, sfd);
 		return true;
 	}
+	/* The connect timeout runs from now, not from the accept. */
+	f->last = r->el.now;
+	relay_list_add(&r->connecting, f);
 	if (sfd < 0) {
 		relay_flow_fail(r, f, sfd);
 		return false;
@@ -709,6 +519,32 @@ static void relay_on_signal(struct evloop *el, int fd, void *data,
 	}
 }
 
+/*
+ * Failing flows wait for their healthy side's send queue to empty, or to
+ * stop shrinking for DND_RELAY_LINGER, then are reset. No event says "send
+ * queue empty", hence the polling (only while such flows exist).
+ */
+static void relay_flush_check(struct relay *r)
+{
+	struct relay_flow *f, *next;
+	int q;
+
+	for (f = r->flushing.head; f; f = next) {
+		next = f->next;
+		q = relay_ioctl(f->fd[f->err[0] ? 1 : 0], SIOCOUTQ);
+		if (q && q != f->outq) {
+			f->outq = q;
+			f->last = r->el.now;
+			/* Keep the list ordered by last. */
+			relay_list_del(f);
+			relay_list_add(&r->flushing, f);
+		} else if (!q || r->el.now - f->last >= DND_RELAY_LINGER ||
+			   (r->draining && r->el.now >= r->grace_end)) {
+			relay_flow_close(r, f, DND_RELAY_RESET);
+		}
+	}
+}
+
 /* Connect and idle timeouts, the listener's rest, the grace period. */
 static void relay_timers(struct relay *r)
 {
@@ -723,6 +559,7 @@ static void relay_timers(struct relay *r)
 		relay_flow_close(r, f, DND_RELAY_IDLE);
 	while ((f = r->lingering.head) && now - f->last >= DND_RELAY_LINGER)
 		relay_flow_drop(r, f);
+	relay_flush_check(r);
 	while ((f = r->waiting.head) && now - f->last >= r->o->connect_timeout)
 		relay_flow_fail(r, f, -EMFILE);
 	if (r->waiting.head && now >= r->retry_at)
@@ -740,6 +577,8 @@ static void relay_timers(struct relay *r)
 			relay_flow_fail(r, f, -ESHUTDOWN);
 		while ((f = r->open.head))
 			relay_flow_close(r, f, DND_RELAY_GRACE);
+		while ((f = r->flushing.head))
+			relay_flow_close(r, f, DND_RELAY_RESET);
 	}
 	if (r->draining && !r->nflows)
 		r->stop = true;
@@ -759,6 +598,8 @@ static int relay_next_ms(const struct relay *r)
 		DND_RELAY_SOONER(r->open.head->last + r->o->idle_timeout);
 	if (r->lingering.head)
 		DND_RELAY_SOONER(r->lingering.head->last + DND_RELAY_LINGER);
+	if (r->flushing.head)
+		DND_RELAY_SOONER(now + DND_RELAY_FLUSH_TICK);
 	if (r->waiting.head)
 		DND_RELAY_SOONER(r->retry_at);
 	if (r->paused && r->resume_at > 0)
@@ -894,6 +735,8 @@ static void relay_finish(struct relay *r)
 		relay_flow_drop(r, f);
 	while ((f = r->open.head))
 		relay_flow_close(r, f, DND_RELAY_GRACE);
+	while ((f = r->flushing.head))
+		relay_flow_close(r, f, DND_RELAY_RESET);
 	relay_snapshot(r);
 	if (r->lfd >= 0)
 		close(r->lfd);

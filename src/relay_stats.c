@@ -37,6 +37,8 @@ static void relay_stats_json(const struct relay_opts *o,
 	json_u64(&j, "listener_pauses", st->listener_pauses);
 	json_u64(&j, "bytes_client_to_target", st->bytes[0]);
 	json_u64(&j, "bytes_target_to_client", st->bytes[1]);
+	json_u64(&j, "bytes_discarded", st->bytes_discarded);
+	json_u64(&j, "urgent_copies", st->urgent_copies);
 	json_u64(&j, "splice_in_calls", st->splice_in_calls);
 	json_u64(&j, "splice_in_bytes", st->splice_in_bytes);
 	json_f64(&j, "bytes_per_splice_in", relay_bytes_per_splice(st));
@@ -85,9 +87,12 @@ void relay_stats_print(const struct relay_opts *o,
 		(unsigned long long)st->idle_closed,
 		(unsigned long long)st->grace_closed,
 		(unsigned long long)st->accept_errors);
-	fprintf(f, "  bytes: client->target %llu, target->client %llu\n",
+	fprintf(f, "  bytes: client->target %llu, target->client %llu, "
+		"discarded at resets %llu; urgent-data copies %llu\n",
 		(unsigned long long)st->bytes[0],
-		(unsigned long long)st->bytes[1]);
+		(unsigned long long)st->bytes[1],
+		(unsigned long long)st->bytes_discarded,
+		(unsigned long long)st->urgent_copies);
 	fprintf(f, "  splice: in %llu calls, %.0f B/call; out %llu calls, "
 		"%.0f B/call; pipes %llu created, peak %llu in use, %llu B "
 		"(%llu smaller)\n",
