@@ -54,7 +54,7 @@ fi
 W=$(mktemp -d /tmp/dnd-haproxy.XXXXXX)
 hpid=
 cleanup() {
-	[ -n "$hpid" ] && kill "$hpid" 2>/dev/null && wait "$hpid" 2>/dev/null
+	if [ -n "$hpid" ]; then kill "$hpid" 2>/dev/null; wait "$hpid" 2>/dev/null || true; fi
 	rm -rf "$W"
 }
 trap cleanup EXIT
