@@ -23,6 +23,7 @@
 #include <sys/uio.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -106,17 +107,18 @@ static int vms_setup(struct dnd_xfer *x)
 
 /*
  * vmsplices n bytes at buf into the pipe and splices them on to out, a
- * pipeful at a time (vmsplice returns what fit). 0 or -errno.
+ * pipeful at a time (vmsplice returns what fit). gift: SPLICE_F_GIFT, the
+ * promise that these pages are never written again. 0 or -errno.
  */
 static int vms_push(struct dnd_xfer *x, char *buf, size_t n, int out,
-		    loff_t *off, const char *op)
+		    loff_t *off, bool gift, const char *op)
 {
 	struct vms_priv *p = x->priv;
 	struct iovec iov = { .iov_base = buf, .iov_len = n };
 
 	while (iov.iov_len) {
 		ssize_t v = io_vmsplice(&x->sc, p->pipe.wr, &iov, 1,
-					x->splice_flags & SPLICE_F_GIFT);
+					gift ? SPLICE_F_GIFT : 0);
 
 		if (v <= 0)
 			return xfer_fail(x, v ? (int)v : -EIO, "vmsplice");
@@ -157,7 +159,9 @@ static ssize_t vms_send_zero(struct dnd_xfer *x, size_t len)
 				   xfer_fail(x, -EIO, "read /dev/zero");
 		p->zero_filled += (uint64_t)r;
 	}
-	r = vms_push(x, p->buf + p->cur * p->len, n, x->sock, NULL,
+	/* Never written again: the very promise SPLICE_F_GIFT asks for
+	 * (back to back at -b 1Mi: 61-64 Gb/s with it, 53-55 without). */
+	r = vms_push(x, p->buf + p->cur * p->len, n, x->sock, NULL, true,
 		     "splice pipe->socket");
 	p->cur ^= 1;
 	return r ? r : (ssize_t)n;
@@ -177,7 +181,8 @@ static ssize_t vms_send(struct dnd_xfer *x, size_t len)
 	if (n <= 0)
 		return n == 0 ? 0 : xfer_fail(x, (int)n, "read source");
 	xfer_hash_inline(x, buf, (size_t)n);
-	r = vms_push(x, buf, (size_t)n, x->sock, NULL, "splice pipe->socket");
+	r = vms_push(x, buf, (size_t)n, x->sock, NULL,
+		     x->splice_flags & SPLICE_F_GIFT, "splice pipe->socket");
 	if (r)
 		return r;
 	/* The socket may still hold these pages: give them up (see top). */
@@ -197,7 +202,8 @@ static ssize_t vms_put(struct dnd_xfer *x, const void *buf, size_t n)
 	int r;
 
 	r = vms_push(x, (char *)buf, n, x->fd,
-		     x->ep == DND_EP_FILE ? &off : NULL, "splice pipe->file");
+		     x->ep == DND_EP_FILE ? &off : NULL,
+		     x->splice_flags & SPLICE_F_GIFT, "splice pipe->file");
 	if (r)
 		return r;
 	/* A pipe or socket sink holds the pages by reference (see top). */
