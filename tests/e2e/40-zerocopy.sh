@@ -6,18 +6,7 @@
 . "$(dirname "$0")/lib.sh"
 command -v jq >/dev/null || skip "jq is not installed"
 
-# need_send METHOD: skips unless this build and kernel can send with it.
-need_send() {
-	if "$DND" help | grep -q '^  probe '; then
-		require_feature "$1"
-		return
-	fi
-	next_port
-	expect_exit 1 "$DND" send -m "$1" -c 127.0.0.1 -p "$PORT" \
-		--connect-timeout 0 -l 1 /dev/zero
-	case $OUT in *"is not usable here"*) skip "$OUT" ;; esac
-}
-need_send zerocopy
+require_feature zerocopy
 
 SIZES="0 1 4095 65537 $((3 * 1048576 + 13))"
 for size in $SIZES; do

@@ -6,22 +6,10 @@
 . "$(dirname "$0")/lib.sh"
 command -v jq >/dev/null || skip "jq is not installed"
 
-# need METHOD: skips unless this build and kernel can use it.
-need() {
-	if "$DND" help | grep -q '^  probe '; then
-		require_feature "$1"
-		return
-	fi
-	next_port
-	OUT=$("$DND" send -m "$1" -c 127.0.0.1 -p "$PORT" --connect-timeout 0 \
-		-l 1 /dev/zero 2>&1)
-	case $OUT in
-	*"unknown method"*) skip "$1: dnd was built without liburing" ;;
-	*"is not usable here"*) skip "$OUT" ;;
-	esac
-}
-need uring
-need uring-splice
+# io_uring first: without liburing the probe says "not built" (77).
+require_feature io_uring
+require_feature uring
+require_feature uring-splice
 
 SIZES="0 1 4095 65537 $((3 * 1048576 + 13))"
 for size in $SIZES; do
