@@ -31,7 +31,7 @@ DND_CFLAGS += -DDND_HAVE_LIBURING $(shell pkg-config --cflags liburing)
 LIBS += $(shell pkg-config --libs liburing)
 endif
 
-SRCS := $(sort $(wildcard src/*.c src/methods/*.c))
+SRCS := $(sort $(wildcard src/*.c src/*/*.c))
 OBJS := $(SRCS:%.c=$(BUILD)/%.o)
 LIB_OBJS := $(filter-out $(BUILD)/src/dnd.o,$(OBJS))
 UNIT_SRCS := $(sort $(wildcard tests/unit/test_*.c))
@@ -91,18 +91,18 @@ bench: deps all
 	$(Q)$(BIN) bench $(BENCH_ARGS)
 
 hdrcheck:
-	$(Q)for h in src/*.h src/methods/*.h; do [ -f "$$h" ] || continue; \
-		echo "#include \"$$(basename $$h)\"" | \
-		$(CC) $(DND_CFLAGS) -I$$(dirname $$h) -x c -fsyntax-only - || exit 1; done
+	$(Q)for h in src/*/*.h; do [ -f "$$h" ] || continue; \
+		echo "#include \"$${h#src/}\"" | \
+		$(CC) $(DND_CFLAGS) -x c -fsyntax-only - || exit 1; done
 
 # Advisory, not run by CI: clang-format 14 cannot keep the tab-aligned
 # trailing comments of our structs, so the tree is formatted by hand in the
 # same kernel layout; use these on new files.
 format:
-	clang-format -i src/*.c src/*.h src/methods/*.c tests/unit/*.c tests/unit/*.h
+	clang-format -i src/*.c src/*/*.c src/*/*.h tests/unit/*.c tests/unit/*.h
 
 format-check:
-	clang-format --dry-run --Werror src/*.c src/*.h src/methods/*.c tests/unit/*.c tests/unit/*.h
+	clang-format --dry-run --Werror src/*.c src/*/*.c src/*/*.h tests/unit/*.c tests/unit/*.h
 
 clean:
 	rm -rf build build-san dnd

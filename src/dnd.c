@@ -6,12 +6,12 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "bench_relay.h"
-#include "cmd_bench.h"
-#include "cmd_filebench.h"
-#include "cmd_probe.h"
-#include "cmd_relay.h"
-#include "cmd_xfer.h"
+#include "relay/bench_relay.h"
+#include "cli/cmd_bench.h"
+#include "cli/cmd_filebench.h"
+#include "cli/cmd_probe.h"
+#include "cli/cmd_relay.h"
+#include "cli/cmd_xfer.h"
 
 struct dnd_cmd {
 	const char *name;

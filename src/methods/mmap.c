@@ -22,9 +22,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "io.h"
-#include "method.h"
-#include "xfer.h"
+#include "core/io.h"
+#include "xfer/method.h"
+#include "xfer/xfer.h"
 
 struct mmap_priv {
 	size_t window;		/* page multiple */

@@ -8,9 +8,9 @@
 #include <errno.h>
 #include <stdio.h>
 
-#include "io.h"
-#include "method.h"
-#include "xfer.h"
+#include "core/io.h"
+#include "xfer/method.h"
+#include "xfer/xfer.h"
 
 static int null_check(const struct dnd_xfer *x, char *why, size_t len)
 {

@@ -9,9 +9,9 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "io.h"
-#include "method.h"
-#include "xfer.h"
+#include "core/io.h"
+#include "xfer/method.h"
+#include "xfer/xfer.h"
 
 struct rw_priv {
 	char *buf;

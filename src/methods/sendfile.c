@@ -7,9 +7,9 @@
 #include <errno.h>
 #include <stdio.h>
 
-#include "io.h"
-#include "method.h"
-#include "xfer.h"
+#include "core/io.h"
+#include "xfer/method.h"
+#include "xfer/xfer.h"
 
 static int sendfile_probe(char *why, size_t len)
 {

@@ -12,10 +12,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "io.h"
-#include "method.h"
-#include "pipe.h"
-#include "xfer.h"
+#include "core/io.h"
+#include "xfer/method.h"
+#include "core/pipe.h"
+#include "xfer/xfer.h"
 
 static int splice_probe(char *why, size_t len)
 {

@@ -31,12 +31,12 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "compat.h"
-#include "io.h"
-#include "log.h"
-#include "method.h"
-#include "opts.h"
-#include "xfer.h"
+#include "core/compat.h"
+#include "core/io.h"
+#include "core/log.h"
+#include "xfer/method.h"
+#include "cli/opts.h"
+#include "xfer/xfer.h"
 
 #define TM_WAIT_MS_DEFAULT	60000	/* bound on a wait with --timeout 0 */
 

@@ -36,13 +36,13 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "compat.h"
-#include "io.h"
-#include "log.h"
-#include "method.h"
-#include "opts.h"
-#include "pipe.h"
-#include "xfer.h"
+#include "core/compat.h"
+#include "core/io.h"
+#include "core/log.h"
+#include "xfer/method.h"
+#include "cli/opts.h"
+#include "core/pipe.h"
+#include "xfer/xfer.h"
 
 #define URING_QD_DEFAULT	4
 #define URING_WAIT_MS_DEFAULT	60000	/* bound on a wait with --timeout 0 */

@@ -29,10 +29,10 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "io.h"
-#include "method.h"
-#include "pipe.h"
-#include "xfer.h"
+#include "core/io.h"
+#include "xfer/method.h"
+#include "core/pipe.h"
+#include "xfer/xfer.h"
 
 struct vms_priv {
 	struct dnd_pipe pipe;

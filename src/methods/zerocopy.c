@@ -27,11 +27,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "compat.h"
-#include "io.h"
-#include "method.h"
-#include "opts.h"
-#include "xfer.h"
+#include "core/compat.h"
+#include "core/io.h"
+#include "xfer/method.h"
+#include "cli/opts.h"
+#include "xfer/xfer.h"
 
 #define ZC_SLOTS_MIN		4
 #define ZC_SLOTS_MAX		64

@@ -3,7 +3,7 @@
 #include <string.h>
 
 #include "check.h"
-#include "method.h"
+#include "xfer/method.h"
 
 int main(void)
 {

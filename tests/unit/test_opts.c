@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "check.h"
-#include "opts.h"
+#include "cli/opts.h"
 
 int main(void)
 {

@@ -5,8 +5,8 @@
 #include <string.h>
 
 #include "check.h"
-#include "method.h"
-#include "probe.h"
+#include "xfer/method.h"
+#include "probe/probe.h"
 
 static int count_fds(void)
 {

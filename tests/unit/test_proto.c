@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "check.h"
-#include "proto.h"
+#include "core/proto.h"
 
 int main(void)
 {

@@ -18,8 +18,8 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "relay.h"
-#include "stats.h"
+#include "relay/relay.h"
+#include "core/stats.h"
 
 #define T_WAIT_MS 5000		/* bound on every wait in here */
 #define T_RESET_BYTES (1u << 20)

@@ -1,0 +1,387 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The text report. Tables keep seed 000's reading order (send method down
+ * the side, receive method across the top) and every figure that could
+ * mislead carries its context: spread, CPU per side, the machine's load and
+ * the reference rows measured in the same run.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "bench/bench_out.h"
+#include "bench/bench_ref.h"
+#include "xfer/method.h"
+#include "cli/opts.h"
+
+static const struct bench_cell *cell_at(const struct bench *b,
+					const struct bench_group *g,
+					unsigned int row, unsigned int col)
+{
+	return &b->cells[g->first + row * g->ncols + col];
+}
+
+void bench_mark_best(struct bench *b)
+{
+	unsigned int gi, r, c;
+
+	for (gi = 0; gi < b->ngroups; gi++) {
+		const struct bench_group *g = &b->groups[gi];
+
+		for (r = 0; r < g->nrows; r++) {
+			struct bench_cell *best = NULL;
+
+			for (c = 0; c < g->ncols; c++) {
+				struct bench_cell *x = &b->cells[g->first +
+								 r * g->ncols + c];
+
+				x->best = false;
+				if (x->state == BENCH_OK &&
+				    (!best || x->sum.mbps > best->sum.mbps))
+					best = x;
+			}
+			if (best)
+				best->best = true;
+		}
+	}
+}
+
+double bench_ratio(const struct bench *b, const struct bench_cell *c,
+		   const char *key)
+{
+	const struct bench_ref *r = bench_ref_find(b, key);
+
+	if (!r || c->state != BENCH_OK || r->mbps <= 0)
+		return 0;
+	return c->sum.mbps / r->mbps;
+}
+
+static void print_header(FILE *f, const struct bench *b)
+{
+	char w[24];
+
+	fprintf(f, "dnd bench: %s | %u run%s per cell | window %s | cache %s%s\n",
+		b->facts.path, b->o.repeat, b->o.repeat == 1 ? "" : "s",
+		b->o.window ? opt_fmt_size(b->o.window, w, sizeof(w)) :
+		"-w 0 (kernel autotuning)",
+		!b->o.cold ? "warm" : b->cold_failed ?
+		"cold asked, not possible (see note): warm" :
+		"cold (dropped before each file-source run)",
+		b->o.pin ? " | pinned: sender CPU0, receiver CPU1" : "");
+	fprintf(f, "machine: Linux %s, %d CPU%s, %s\n", b->facts.kernel,
+		b->facts.ncpu, b->facts.ncpu == 1 ? "" : "s",
+		b->facts.cpu_model);
+	if (b->cache_note[0])
+		fprintf(f, "note: %s\n", b->cache_note);
+	fprintf(f, "MB/s = 10^6 bytes per second landed, timed by the receiver "
+		"(to a file sink: until\nthe last byte is synced). Each run is "
+		"a separate sender and receiver process.\nOther work on this "
+		"machine moves these numbers: read them against the\nreference "
+		"rows below, sampled between the cells of this same run.\n");
+}
+
+static void print_title(FILE *f, const struct bench *b,
+			const struct bench_group *g)
+{
+	char s[24], bs[24], ps[24];
+
+	fprintf(f, "\n== %s%s%s -> %s | %s per run | buffer %s%s | pipe %s ==\n",
+		g->label[0] ? g->label : "", g->label[0] ? ": " : "",
+		bench_src_name(g->src), bench_sink_name(g->sink),
+		opt_fmt_size(g->size, s, sizeof(s)),
+		g->rbsz ? "send as in each row, recv " : "",
+		opt_fmt_size(g->rbsz ? g->rbsz : g->bsz, bs, sizeof(bs)),
+		g->pipe ? opt_fmt_size(g->pipe, ps, sizeof(ps)) :
+			  "kernel default");
+	(void)b;
+}
+
+/* The text of one matrix entry; *note set for n/a, failed and same. */
+static void cell_text(const struct bench_cell *c, bool cpu, char *buf,
+		      size_t len)
+{
+	double half;
+
+	switch (c->state) {
+	case BENCH_OK:
+		if (cpu) {
+			snprintf(buf, len, "%.0f+%.0f", c->sum.s_usmb,
+				 c->sum.r_usmb);
+			break;
+		}
+		half = c->sum.mbps > 0 ? 50 * (c->sum.mbps_max -
+					       c->sum.mbps_min) / c->sum.mbps : 0;
+		snprintf(buf, len, "%.0f ±%.0f%%%s", c->sum.mbps, half,
+			 c->best ? " *" : "");
+		break;
+	case BENCH_NA:
+		snprintf(buf, len, "n/a (%d)", c->note);
+		break;
+	case BENCH_SAME:
+		snprintf(buf, len, "= (%d)", c->note);
+		break;
+	case BENCH_FAILED:
+		snprintf(buf, len, "FAILED (%d)", c->note);
+		break;
+	case BENCH_OFF:
+		snprintf(buf, len, "-");
+		break;
+	default:
+		snprintf(buf, len, "-");
+		break;
+	}
+}
+
+/* Pads s to width display columns ("±" is two bytes, one column). */
+static void put_col(FILE *f, const char *s, int width)
+{
+	int cols = 0;
+	const unsigned char *p;
+
+	for (p = (const unsigned char *)s; *p; p++)
+		cols += (*p & 0xc0) != 0x80;
+	fprintf(f, "%s%*s", s, width > cols ? width - cols : 0, "");
+}
+
+/* "uring" or, when the row's sender has its own buffer, "uring -b 64Ki". */
+static const char *row_name(const struct bench_group *g, unsigned int r,
+			    char *buf, size_t len)
+{
+	char bs[24];
+
+	if (!g->row_bsz[r])
+		return g->rows[r]->name;
+	snprintf(buf, len, "%s -b %s", g->rows[r]->name,
+		 opt_fmt_size(g->row_bsz[r], bs, sizeof(bs)));
+	return buf;
+}
+
+static int name_width(const struct dnd_method *const *m, unsigned int n,
+		      int min)
+{
+	unsigned int i;
+	int w = min;
+
+	for (i = 0; i < n; i++)
+		if ((int)strlen(m[i]->name) + 2 > w)
+			w = (int)strlen(m[i]->name) + 2;
+	return w;
+}
+
+static void print_matrix(FILE *f, const struct bench *b,
+			 const struct bench_group *g, bool cpu)
+{
+	int rw = name_width(g->rows, g->nrows, g->rbsz ? 20 : 13);
+	int cw = name_width(g->cols, g->ncols, 14);
+	bool off = false;
+	char buf[64];
+	unsigned int r, c;
+
+	if (cpu)
+		fprintf(f, "CPU us/MB, send+recv process time (median)\n");
+	else
+		fprintf(f, "MB/s, median ±half the min-max spread of %u run%s; "
+			"* fastest in its row\n", b->o.repeat,
+			b->o.repeat == 1 ? "" : "s");
+	put_col(f, "send\\recv", rw);
+	for (c = 0; c < g->ncols; c++)
+		put_col(f, g->cols[c]->name, cw);
+	fputc('\n', f);
+	for (r = 0; r < g->nrows; r++) {
+		put_col(f, row_name(g, r, buf, sizeof(buf)), rw);
+		for (c = 0; c < g->ncols; c++) {
+			const struct bench_cell *x = cell_at(b, g, r, c);
+
+			off = off || x->state == BENCH_OFF;
+			cell_text(x, cpu, buf, sizeof(buf));
+			put_col(f, buf, cw);
+		}
+		fputc('\n', f);
+	}
+	if (off && !cpu)
+		fprintf(f, "- not in the default set; --full runs every pair\n");
+}
+
+static void print_notes(FILE *f, const struct bench *b,
+			const struct bench_group *g)
+{
+	unsigned int i, n = g->nrows * g->ncols;
+	int printed = 0;
+
+	/* Cells that share a reason share its number; print each once. */
+	for (i = 0; i < n; i++) {
+		const struct bench_cell *c = &b->cells[g->first + i];
+
+		if (c->note <= printed)
+			continue;
+		fprintf(f, "(%d) %s\n", c->note, c->why);
+		printed = c->note;
+	}
+}
+
+static void print_details(FILE *f, const struct bench *b,
+			  const struct bench_group *g)
+{
+	bool iperf = bench_ref_find(b, "iperf3-l1M") != NULL;
+	unsigned int i, n = g->nrows * g->ncols;
+
+	int sw = g->rbsz ? 20 : 12;
+
+	fprintf(f, "%-*s %-12s %6s %-13s %6s %-20s %-20s %-11s %5s %5s%s %s\n",
+		sw, "send", "recv", "MB/s", "[min-max]", "Gb/s",
+		"snd us/MB (usr/sys)", "rcv us/MB (usr/sys)", "calls/MB",
+		"busy%", "retr", iperf ? " x-iperf3-l1M" : "", "verdict");
+	for (i = 0; i < n; i++) {
+		const struct bench_cell *c = &b->cells[g->first + i];
+		const struct bench_sum *s = &c->sum;
+		char mm[32], sd[40], rd[40], calls[24], x[24] = "", sn[48];
+
+		if (c->state != BENCH_OK)
+			continue;
+		row_name(g, (unsigned int)(c - &b->cells[g->first]) / g->ncols,
+			 sn, sizeof(sn));
+		snprintf(mm, sizeof(mm), "[%.0f-%.0f]", s->mbps_min, s->mbps_max);
+		snprintf(sd, sizeof(sd), "%.0f (%.2f/%.2f)", s->s_usmb,
+			 s->s_user, s->s_sys);
+		snprintf(rd, sizeof(rd), "%.0f (%.2f/%.2f)", s->r_usmb,
+			 s->r_user, s->r_sys);
+		snprintf(calls, sizeof(calls), "%.1f/%.1f", s->s_callsmb,
+			 s->r_callsmb);
+		if (iperf)
+			snprintf(x, sizeof(x), " %12.2fx",
+				 bench_ratio(b, c, "iperf3-l1M"));
+		fprintf(f, "%-*s %-12s %6.0f %-13s %6.2f %-20s %-20s %-11s %5.0f "
+			"%5.0f%s %s\n", sw, g->rbsz ? sn : c->snd->name,
+			c->rcv->name, s->mbps, mm,
+			s->mbps * 8 / 1000, sd, rd, calls, s->busy, s->retrans,
+			x, c->runs[0].rcv.verdict);
+	}
+}
+
+static void print_refs(FILE *f, const struct bench *b)
+{
+	unsigned int i;
+
+	fprintf(f, "\n== references, sampled %u time%s spread over this run "
+		"==\n", b->o.repeat, b->o.repeat == 1 ? "" : "s");
+	for (i = 0; i < b->nrefs; i++) {
+		const struct bench_ref *r = &b->refs[i];
+
+		if (!r->ok) {
+			fprintf(f, "%-62s not measured: %s\n", r->name, r->why);
+			continue;
+		}
+		fprintf(f, "%-62s %7.0f MB/s [%.0f-%.0f] %6.2f Gb/s", r->name,
+			r->mbps, r->mbps_min, r->mbps_max, r->mbps * 8 / 1000);
+		if (r->usec_per_mb >= 0)
+			fprintf(f, ", CPU %.0f us/MB", r->usec_per_mb);
+		fputc('\n', f);
+	}
+}
+
+static const struct bench_cell *group_best(const struct bench *b,
+					   const struct bench_group *g)
+{
+	const struct bench_cell *best = NULL;
+	unsigned int i;
+
+	for (i = 0; i < g->nrows * g->ncols; i++) {
+		const struct bench_cell *c = &b->cells[g->first + i];
+
+		if (c->state == BENCH_OK && (!best || c->sum.mbps > best->sum.mbps))
+			best = c;
+	}
+	return best;
+}
+
+static void print_ratios(FILE *f, const struct bench *b)
+{
+	static const char *const keys[] = { "memcpy", "pipe", "iperf3",
+					    "iperf3-l1M" };
+	static const char *const names[] = { "memcpy", "pipe ceiling",
+					     "iperf3 default", "iperf3 -l 1M" };
+	unsigned int gi, k;
+	char bs[24], ps[24];
+	const char *sep;
+
+	fprintf(f, "\n== fastest cell of each table, as ratios ==\n");
+	for (gi = 0; gi < b->ngroups; gi++) {
+		const struct bench_group *g = &b->groups[gi];
+		const struct bench_cell *c = group_best(b, g);
+
+		if (!c)
+			continue;
+		fprintf(f, "%s%s%s -> %s (-b %s, pipe %s): %s -> %s %.0f MB/s",
+			g->label, g->label[0] ? ", " : "", bench_src_name(g->src),
+			bench_sink_name(g->sink),
+			opt_fmt_size(c->sbsz, bs, sizeof(bs)),
+			g->pipe ? opt_fmt_size(g->pipe, ps, sizeof(ps)) :
+				  "default", c->snd->name, c->rcv->name,
+			c->sum.mbps);
+		for (k = 0, sep = " ="; k < 4; k++) {
+			double x = bench_ratio(b, c, keys[k]);
+
+			if (x > 0) {
+				fprintf(f, "%s %.2fx %s", sep, x, names[k]);
+				sep = ",";
+			}
+		}
+		fputc('\n', f);
+	}
+}
+
+/* The fastest zero -> null cell over every table (plain and best path):
+ * the figure to hold against iperf3, which also reads no file. */
+static void print_overall(FILE *f, const struct bench *b)
+{
+	const struct bench_cell *best = NULL;
+	const struct bench_group *g;
+	double x = 0;
+	unsigned int i;
+	char bs[24], rs[24];
+
+	for (i = 0; i < b->ncells; i++) {
+		const struct bench_cell *c = &b->cells[i];
+
+		g = &b->groups[c->group];
+		if (c->state == BENCH_OK && g->src == BENCH_SRC_ZERO &&
+		    g->sink == BENCH_SINK_NULL &&
+		    (!best || c->sum.mbps > best->sum.mbps))
+			best = c;
+	}
+	if (!best)
+		return;
+	g = &b->groups[best->group];
+	x = bench_ratio(b, best, "iperf3-l1M");
+	fprintf(f, "fastest zero -> null pair: send -m %s -b %s, recv -m %s -b "
+		"%s%s%s%s: %.0f MB/s", best->snd->name,
+		opt_fmt_size(best->sbsz, bs, sizeof(bs)), best->rcv->name,
+		opt_fmt_size(best->rbsz, rs, sizeof(rs)),
+		g->label[0] ? " (" : "", g->label, g->label[0] ? ")" : "",
+		best->sum.mbps);
+	if (x > 0)
+		fprintf(f, " = %.2fx iperf3 -l 1M", x);
+	fputc('\n', f);
+}
+
+void bench_print(FILE *f, const struct bench *b)
+{
+	unsigned int gi;
+
+	print_header(f, b);
+	for (gi = 0; gi < b->ngroups; gi++) {
+		const struct bench_group *g = &b->groups[gi];
+
+		print_title(f, b, g);
+		print_matrix(f, b, g, false);
+		fputc('\n', f);
+		print_matrix(f, b, g, true);
+		print_notes(f, b, g);
+		fputc('\n', f);
+		print_details(f, b, g);
+	}
+	print_refs(f, b);
+	print_ratios(f, b);
+	print_overall(f, b);
+	fflush(f);
+}

@@ -1,0 +1,456 @@
+// SPDX-License-Identifier: MIT
+/*
+ * One bench run: a receiver and a sender, each a separate `dnd` process
+ * (/proc/self/exe) so CPU is accounted per side, each reporting with
+ * --json. Nothing is taken on trust: the byte count and the verdict
+ * ("verified" into a file, "counted" into /dev/null) are checked every run.
+ */
+#include <sys/random.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "bench/bench_json.h"
+#include "bench/bench_proc.h"
+#include "bench/bench_run.h"
+#include "core/io.h"
+#include "core/log.h"
+#include "xfer/method.h"
+#include "cli/opts.h"
+#include "core/stats.h"
+#include "xfer/xfer.h"
+
+#define BENCH_PORT_LO	20000
+#define BENCH_PORT_HI	32000	/* below the usual ephemeral range */
+#define BENCH_GRACE	5.0	/* seconds the second child gets */
+
+/* splitmix64: fast, and random enough that no layer can compress it. */
+static uint64_t bench_rand(uint64_t *s)
+{
+	uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
+int bench_make_source(struct bench *b)
+{
+	size_t chunk = 1 << 20, i;
+	uint64_t seed = 0, left = b->src_size, *buf;
+	int fd, r = 0;
+
+	buf = malloc(chunk);
+	if (!buf)
+		return -ENOMEM;
+	if (getrandom(&seed, sizeof(seed), 0) != sizeof(seed))
+		seed = (uint64_t)stats_now() * 1000003ULL ^ (uint64_t)getpid();
+	fd = open(b->src_path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (fd == -1) {
+		r = -errno;
+		goto out;
+	}
+	while (left && !r && !io_stop_signal) {
+		size_t n = left < chunk ? (size_t)left : chunk;
+
+		for (i = 0; i < chunk / 8; i++)
+			buf[i] = bench_rand(&seed);
+		r = io_write_all(&(struct dnd_syscalls){ 0 }, fd, buf, n);
+		left -= n;
+	}
+	if (!r && io_stop_signal)
+		r = -EINTR;
+	/* Synced, so that --cache cold can drop its pages. */
+	if (!r && fdatasync(fd) == -1)
+		r = -errno;
+	close(fd);
+out:
+	free(buf);
+	if (r && r != -EINTR)
+		log_err("cannot create the source file %s: %s; free some space "
+			"or choose another place with --dir", b->src_path,
+			strerror(-r));
+	return r;
+}
+
+static int bench_check_side(const struct dnd_method *m, bool sender,
+			    enum dnd_ep ep, char *why, size_t len)
+{
+	struct dnd_xfer x;
+	char w[256];
+
+	if (method_probe(m, w, sizeof(w))) {
+		snprintf(why, len, "%s: %s", m->name, w[0] ? w : "unavailable");
+		return -1;
+	}
+	xfer_init(&x, m, sender, -1, -1);
+	x.ep = ep;
+	x.fmode = ep == DND_EP_FILE ? S_IFREG | 0644 : S_IFCHR | 0666;
+	w[0] = '\0';
+	if (m->check && m->check(&x, w, sizeof(w))) {
+		snprintf(why, len, "%s", w[0] ? w : "the method refuses this");
+		return -1;
+	}
+	return 0;
+}
+
+void bench_cell_check(const struct bench *b, struct bench_cell *c)
+{
+	const struct bench_group *g = &b->groups[c->group];
+	enum dnd_ep src = g->src == BENCH_SRC_ZERO ? DND_EP_ZERO : DND_EP_FILE;
+	enum dnd_ep sink = g->sink == BENCH_SINK_NULL ? DND_EP_NULL :
+			   DND_EP_FILE;
+
+	if (!c->snd->send)
+		snprintf(c->why, sizeof(c->why), "%s cannot send", c->snd->name);
+	else if (!c->rcv->recv)
+		snprintf(c->why, sizeof(c->why), "%s cannot receive",
+			 c->rcv->name);
+	else if (!bench_check_side(c->snd, true, src, c->why, sizeof(c->why)) &&
+		 !bench_check_side(c->rcv, false, sink, c->why, sizeof(c->why)))
+		return;
+	c->state = BENCH_NA;
+}
+
+/* Loopback: a port free right now on the bind address (the receiver binds
+ * it a moment later; a loser of that race is retried). A fresh namespace
+ * has no other users. */
+unsigned int bench_port(struct bench *b)
+{
+	unsigned int tries, p = b->port_next;
+
+	for (tries = 0; tries < 400; tries++) {
+		struct sockaddr_in sa = { .sin_family = AF_INET };
+		int fd, one = 1, ok;
+
+		p = b->port_next++;
+		if (b->port_next >= BENCH_PORT_HI)
+			b->port_next = BENCH_PORT_LO;
+		if (b->ns_made)
+			return p;
+		fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		if (fd == -1)
+			return p;
+		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+		sa.sin_port = htons((uint16_t)p);
+		inet_pton(AF_INET, b->bind, &sa.sin_addr);
+		ok = bind(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0;
+		close(fd);
+		if (ok)
+			return p;
+	}
+	return p;
+}
+
+double bench_deadline(const struct bench *b, uint64_t size)
+{
+	double t = 20.0 + (double)size / 50e6;
+
+	if (b->o.rate_bps)
+		t += 3.0 * (double)size / (double)b->o.rate_bps;
+	return t;
+}
+
+void bench_drop_caches(struct bench *b)
+{
+	int fd;
+
+	if (b->cold_failed)
+		return;
+	fd = open("/proc/sys/vm/drop_caches", O_WRONLY | O_CLOEXEC);
+	if (fd != -1 && write(fd, "3\n", 2) == 2) {
+		close(fd);
+		return;
+	}
+	snprintf(b->cache_note, sizeof(b->cache_note),
+		 "cold cache not possible (writing /proc/sys/vm/drop_caches: "
+		 "%s); file-source runs were warm", strerror(errno));
+	if (fd != -1)
+		close(fd);
+	b->cold_failed = true;
+	log_warn("%s; run as root for --cache cold", b->cache_note);
+}
+
+/* Sums syscalls.KIND.calls of a dnd report. */
+static double bench_calls(const struct bjson *j)
+{
+	double sum = 0;
+	size_t i;
+
+	for (i = 0; i < j->n; i++) {
+		const char *k = bjson_key(j, i);
+		size_t n = strlen(k);
+
+		if (!strncmp(k, "syscalls.", 9) && n > 15 &&
+		    !strcmp(k + n - 6, ".calls") && j->ent[i].type == BJSON_NUM)
+			sum += j->ent[i].num;
+	}
+	return sum;
+}
+
+/* Reads one child's report into s. 0, or -1 with the reason in why. */
+static int bench_side_read(const struct bench_child *k, struct bench_side *s,
+			   char *why, size_t len)
+{
+	struct bjson j = { 0 };
+	char err[256], cw[600];
+	const char *e, *v;
+	double ok = 0, bytes = 0;
+	int r = -1;
+
+	memset(s, 0, sizeof(*s));
+	if (!k->out_len || bjson_parse(&j, k->out, k->out_len, err, sizeof(err))) {
+		snprintf(why, len, "%s%s%s", bench_child_why(k, cw, sizeof(cw)),
+			 k->out_len ? "; unreadable --json report: " : "",
+			 k->out_len ? err : "");
+		return -1;
+	}
+	e = bjson_str(&j, "error");
+	v = bjson_str(&j, "verdict");
+	if (!bjson_num(&j, "ok", &ok) || !ok || !bench_child_ok(k)) {
+		snprintf(why, len, "%s", e ? e : bench_child_why(k, cw, sizeof(cw)));
+		goto out;
+	}
+	if (!bjson_num(&j, "mb_per_s", &s->mbps) ||
+	    !bjson_num(&j, "seconds", &s->seconds) ||
+	    !bjson_num(&j, "cpu_user", &s->user) ||
+	    !bjson_num(&j, "cpu_sys", &s->sys) ||
+	    !bjson_num(&j, "bytes", &bytes) || !v) {
+		snprintf(why, len, "the --json report lacks a field bench needs");
+		goto out;
+	}
+	s->bytes = (uint64_t)bytes;
+	snprintf(s->verdict, sizeof(s->verdict), "%s", v);
+	bjson_num(&j, "cpu_usec_per_mb", &s->usec_per_mb);
+	bjson_num(&j, "machine_busy_pct", &s->busy_pct);
+	bjson_num(&j, "tcp.retransmits", &s->retrans);
+	s->calls_per_mb = bytes > 0 ? bench_calls(&j) / (bytes / 1e6) : 0;
+	r = 0;
+out:
+	bjson_free(&j);
+	return r;
+}
+
+/* Builds both command lines into the caller's buffers. */
+struct bench_argv {
+	char port[8], sbsz[24], rbsz[24], win[24], pipe[24], size[24];
+	char dst[320];
+	char *recv[24], *send[24];
+};
+
+static void bench_argv_side(char **a, int *k, const char *role,
+			    const struct dnd_method *m, struct bench_argv *v,
+			    char *bsz, bool pipe)
+{
+	a[(*k)++] = "/proc/self/exe";
+	a[(*k)++] = (char *)role;
+	a[(*k)++] = "-p";
+	a[(*k)++] = v->port;
+	a[(*k)++] = "-m";
+	a[(*k)++] = (char *)m->name;
+	a[(*k)++] = "-b";
+	a[(*k)++] = bsz;
+	a[(*k)++] = "-w";
+	a[(*k)++] = v->win;
+	if (pipe && m->flags & DND_M_PIPE) {
+		a[(*k)++] = "--pipe-size";
+		a[(*k)++] = v->pipe;
+	}
+	a[(*k)++] = "--json";
+	a[(*k)++] = "--timeout";
+	a[(*k)++] = "20";
+}
+
+static void bench_argv(struct bench *b, const struct bench_cell *c,
+		       struct bench_argv *v)
+{
+	const struct bench_group *g = &b->groups[c->group];
+	int k = 0;
+
+	snprintf(v->port, sizeof(v->port), "%u", bench_port(b));
+	opt_fmt_size(c->sbsz, v->sbsz, sizeof(v->sbsz));
+	opt_fmt_size(c->rbsz, v->rbsz, sizeof(v->rbsz));
+	opt_fmt_size(b->o.window, v->win, sizeof(v->win));
+	opt_fmt_size(g->pipe, v->pipe, sizeof(v->pipe));
+	snprintf(v->size, sizeof(v->size), "%llu", (unsigned long long)g->size);
+	if (g->sink == BENCH_SINK_NULL)
+		snprintf(v->dst, sizeof(v->dst), "/dev/null");
+	else
+		snprintf(v->dst, sizeof(v->dst), "%s/dst-%u", b->dir, ++b->seq);
+
+	bench_argv_side(v->recv, &k, "recv", c->rcv, v, v->rbsz, g->pipe);
+	v->recv[k++] = "--bind";
+	v->recv[k++] = (char *)b->bind;
+	v->recv[k++] = v->dst;
+	v->recv[k] = NULL;
+	k = 0;
+	bench_argv_side(v->send, &k, "send", c->snd, v, v->sbsz, g->pipe);
+	v->send[k++] = "-c";
+	v->send[k++] = (char *)b->host;
+	v->send[k++] = "-l";
+	v->send[k++] = v->size;
+	v->send[k++] = g->src == BENCH_SRC_ZERO ? "/dev/zero" : b->src_path;
+	v->send[k] = NULL;
+}
+
+/* Checks what both reports say against what was asked. 0 or -1 + why. */
+static int bench_judge(const struct bench *b, const struct bench_cell *c,
+		       const struct bench_run *r, char *why, size_t len)
+{
+	const struct bench_group *g = &b->groups[c->group];
+	const char *want = g->sink == BENCH_SINK_FILE ? "verified" : "counted";
+
+	if (r->rcv.bytes != g->size || r->snd.bytes != g->size) {
+		snprintf(why, len, "moved %llu bytes (receiver %llu), asked %llu",
+			 (unsigned long long)r->snd.bytes,
+			 (unsigned long long)r->rcv.bytes,
+			 (unsigned long long)g->size);
+		return -1;
+	}
+	if (strcmp(r->rcv.verdict, want) || strcmp(r->snd.verdict, want)) {
+		snprintf(why, len, "verdict %s/%s (send/recv), expected %s",
+			 r->snd.verdict, r->rcv.verdict, want);
+		return -1;
+	}
+	return 0;
+}
+
+static int bench_run_once(struct bench *b, const struct bench_cell *c,
+			  struct bench_run *r, char *why, size_t len,
+			  bool *retry)
+{
+	const struct bench_group *g = &b->groups[c->group];
+	struct bench_child k[2];
+	struct bench_argv v;
+	struct dnd_sample s0, s1;
+	struct dnd_cost cost;
+	int pin = b->o.pin && b->facts.ncpu > 1, rc;
+	char w[400];
+
+	*retry = false;
+	memset(k, 0, sizeof(k));
+	k[0].fd_out = k[0].fd_err = k[1].fd_out = k[1].fd_err = -1;
+	bench_argv(b, c, &v);
+	if (g->src == BENCH_SRC_FILE && b->o.cold)
+		bench_drop_caches(b);
+	stats_sample(&s0);
+	rc = bench_spawn(&k[0], v.recv, b->ns_made ? b->nsp_recv : NULL,
+			 pin ? 1 : -1);
+	if (!rc)
+		rc = bench_spawn(&k[1], v.send, b->ns_made ? b->nsp_send : NULL,
+				 pin ? 0 : -1);
+	if (rc) {
+		snprintf(why, len, "cannot start a child: %s", strerror(-rc));
+		goto out;
+	}
+	rc = bench_wait(k, 2, stats_now() + bench_deadline(b, g->size),
+			BENCH_GRACE);
+	stats_sample(&s1);
+	if (rc == -EINTR)
+		goto out;
+	if (bench_side_read(&k[0], &r->rcv, w, sizeof(w))) {
+		*retry = strstr(w, "Address already in use") != NULL;
+		snprintf(why, len, "recv: %s", w);
+		rc = -EIO;
+	} else if (bench_side_read(&k[1], &r->snd, w, sizeof(w))) {
+		snprintf(why, len, "send: %s", w);
+		rc = -EIO;
+	} else if (bench_judge(b, c, r, why, len)) {
+		rc = -EIO;
+	} else {
+		stats_cost(&s0, &s1, 0, &cost);
+		r->busy_run_pct = cost.sys_busy_pct;
+		rc = 0;
+	}
+	if (rc && k[0].killed + k[1].killed)
+		snprintf(why + strlen(why), len - strlen(why),
+			 " (killed after %.0f s)", bench_deadline(b, g->size));
+out:
+	bench_child_free(&k[0]);
+	bench_child_free(&k[1]);
+	if (g->sink == BENCH_SINK_FILE)
+		unlink(v.dst);
+	return rc;
+}
+
+int bench_cell_run(struct bench *b, const struct bench_cell *c,
+		   struct bench_run *r, char *why, size_t len)
+{
+	bool retry = false;
+	int rc, attempt;
+
+	for (attempt = 0; attempt < 3; attempt++) {
+		memset(r, 0, sizeof(*r));
+		rc = bench_run_once(b, c, r, why, len, &retry);
+		if (!retry)
+			break;
+	}
+	return rc;
+}
+
+double bench_median(double *v, unsigned int n)
+{
+	unsigned int i, j;
+
+	for (i = 1; i < n; i++)
+		for (j = i; j > 0 && v[j - 1] > v[j]; j--) {
+			double t = v[j];
+
+			v[j] = v[j - 1];
+			v[j - 1] = t;
+		}
+	if (!n)
+		return 0;
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* Median of one field of every run, picked by offset. */
+static double bench_med_field(const struct bench_cell *c, size_t off)
+{
+	double v[BENCH_MAX_REPEAT];
+	unsigned int i;
+
+	for (i = 0; i < c->nruns; i++)
+		memcpy(&v[i], (const char *)&c->runs[i] + off, sizeof(double));
+	return bench_median(v, c->nruns);
+}
+
+#define BENCH_MED(c, f) bench_med_field((c), offsetof(struct bench_run, f))
+
+void bench_summarize(struct bench_cell *c)
+{
+	struct bench_sum *s = &c->sum;
+	unsigned int i;
+
+	memset(s, 0, sizeof(*s));
+	s->n = c->nruns;
+	if (!c->nruns)
+		return;
+	s->mbps = BENCH_MED(c, rcv.mbps);
+	s->mbps_min = s->mbps_max = c->runs[0].rcv.mbps;
+	for (i = 1; i < c->nruns; i++) {
+		if (c->runs[i].rcv.mbps < s->mbps_min)
+			s->mbps_min = c->runs[i].rcv.mbps;
+		if (c->runs[i].rcv.mbps > s->mbps_max)
+			s->mbps_max = c->runs[i].rcv.mbps;
+	}
+	s->s_user = BENCH_MED(c, snd.user);
+	s->s_sys = BENCH_MED(c, snd.sys);
+	s->r_user = BENCH_MED(c, rcv.user);
+	s->r_sys = BENCH_MED(c, rcv.sys);
+	s->s_usmb = BENCH_MED(c, snd.usec_per_mb);
+	s->r_usmb = BENCH_MED(c, rcv.usec_per_mb);
+	s->s_callsmb = BENCH_MED(c, snd.calls_per_mb);
+	s->r_callsmb = BENCH_MED(c, rcv.calls_per_mb);
+	s->busy = BENCH_MED(c, rcv.busy_pct);
+	s->busy_run = BENCH_MED(c, busy_run_pct);
+	s->retrans = BENCH_MED(c, snd.retrans);
+}

@@ -1,0 +1,300 @@
+// SPDX-License-Identifier: MIT
+/* Counted system call wrappers; see io.h for why they exist. */
+#include <sys/mman.h>
+#include <sys/sendfile.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <netinet/in.h>
+#include <linux/tcp.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/io.h"
+
+volatile sig_atomic_t io_stop_signal;
+
+volatile sig_atomic_t io_stop_fd = -1;
+
+/*
+ * A signal that lands between the flag check and a blocking call would be
+ * missed until --timeout; shutting the socket down wakes that call at once
+ * (shutdown() is async-signal-safe).
+ */
+static void io_on_stop(int sig)
+{
+	int saved = errno;
+
+	io_stop_signal = sig;
+	if (io_stop_fd >= 0)
+		shutdown(io_stop_fd, SHUT_RDWR);
+	errno = saved;
+}
+
+void io_install_signals(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = io_on_stop;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);	/* a dropped ssh session: clean up */
+	sa.sa_handler = SIG_IGN;
+	sigaction(SIGPIPE, &sa, NULL);
+}
+
+/*
+ * Accounts one call. A signal that is not a stop request (the progress
+ * timer, say) is retried; a stop request surfaces as -EINTR.
+ */
+static bool io_retry(struct dnd_syscalls *sc, long ret)
+{
+	if (ret != -1 || errno != EINTR || io_stop_signal)
+		return false;
+	sc->eintr++;
+	return true;
+}
+
+static ssize_t io_done(struct dnd_syscalls *sc, enum dnd_sc kind, ssize_t ret)
+{
+	sc->calls[kind]++;
+	if (ret == -1) {
+		if (errno == EAGAIN)
+			sc->eagain++;
+		return -errno;
+	}
+	sc->bytes[kind] += (uint64_t)ret;
+	return ret;
+}
+
+ssize_t io_read(struct dnd_syscalls *sc, int fd, void *buf, size_t n)
+{
+	ssize_t r;
+
+	if (io_stop_signal)
+		return -EINTR;
+	do
+		r = read(fd, buf, n);
+	while (io_retry(sc, r));
+	return io_done(sc, DND_SC_READ, r);
+}
+
+ssize_t io_pread(struct dnd_syscalls *sc, int fd, void *buf, size_t n,
+		 off_t off)
+{
+	ssize_t r;
+
+	if (io_stop_signal)
+		return -EINTR;
+	do
+		r = pread(fd, buf, n, off);
+	while (io_retry(sc, r));
+	return io_done(sc, DND_SC_READ, r);
+}
+
+ssize_t io_write(struct dnd_syscalls *sc, int fd, const void *buf, size_t n)
+{
+	ssize_t r;
+
+	if (io_stop_signal)
+		return -EINTR;
+	do
+		r = write(fd, buf, n);
+	while (io_retry(sc, r));
+	return io_done(sc, DND_SC_WRITE, r);
+}
+
+int io_write_all(struct dnd_syscalls *sc, int fd, const void *buf, size_t n)
+{
+	const char *p = buf;
+
+	while (n) {
+		ssize_t r = io_write(sc, fd, p, n);
+
+		if (r < 0)
+			return (int)r;
+		if (r == 0)
+			return -EIO;
+		p += r;
+		n -= (size_t)r;
+	}
+	return 0;
+}
+
+ssize_t io_recv(struct dnd_syscalls *sc, int fd, void *buf, size_t n,
+		int flags)
+{
+	ssize_t r;
+
+	/*
+	 * recv(MSG_TRUNC) with no buffer discards TCP data in the kernel. Made
+	 * as a raw system call because sanitizer interceptors would treat the
+	 * returned length as bytes written at NULL.
+	 */
+	if (io_stop_signal)
+		return -EINTR;
+	do
+		r = buf ? recv(fd, buf, n, flags) :
+			  syscall(SYS_recvfrom, fd, NULL, n, flags, NULL, NULL);
+	while (io_retry(sc, r));
+	return io_done(sc, DND_SC_RECV, r);
+}
+
+ssize_t io_sendfile(struct dnd_syscalls *sc, int out, int in, off_t *off,
+		    size_t n)
+{
+	ssize_t r;
+
+	if (io_stop_signal)
+		return -EINTR;
+	do
+		r = sendfile(out, in, off, n);
+	while (io_retry(sc, r));
+	return io_done(sc, DND_SC_SENDFILE, r);
+}
+
+ssize_t io_splice(struct dnd_syscalls *sc, enum dnd_sc kind, int in,
+		  loff_t *off_in, int out, loff_t *off_out, size_t n,
+		  unsigned int flags)
+{
+	ssize_t r;
+
+	if (io_stop_signal)
+		return -EINTR;
+	do
+		r = splice(in, off_in, out, off_out, n, flags);
+	while (io_retry(sc, r));
+	return io_done(sc, kind, r);
+}
+
+ssize_t io_vmsplice(struct dnd_syscalls *sc, int fd, const struct iovec *iov,
+		    unsigned long nr, unsigned int flags)
+{
+	ssize_t r;
+
+	if (io_stop_signal)
+		return -EINTR;
+	do
+		r = vmsplice(fd, iov, nr, flags);
+	while (io_retry(sc, r));
+	return io_done(sc, DND_SC_VMSPLICE, r);
+}
+
+int io_mmap(struct dnd_syscalls *sc, void **addr, size_t len, int prot,
+	    int flags, int fd, off_t off)
+{
+	void *p = mmap(NULL, len, prot, flags, fd, off);
+
+	sc->calls[DND_SC_MMAP]++;
+	if (p == MAP_FAILED)
+		return -errno;
+	sc->bytes[DND_SC_MMAP] += len;
+	*addr = p;
+	return 0;
+}
+
+int io_munmap(struct dnd_syscalls *sc, void *addr, size_t len)
+{
+	sc->calls[DND_SC_MUNMAP]++;
+	if (munmap(addr, len) == -1)
+		return -errno;
+	sc->bytes[DND_SC_MUNMAP] += len;
+	return 0;
+}
+
+int io_madvise(struct dnd_syscalls *sc, void *addr, size_t len, int advice)
+{
+	sc->calls[DND_SC_MADVISE]++;
+	if (madvise(addr, len, advice) == -1)
+		return -errno;
+	sc->bytes[DND_SC_MADVISE] += len;
+	return 0;
+}
+
+int io_ftruncate(struct dnd_syscalls *sc, int fd, off_t len)
+{
+	int r;
+
+	do
+		r = ftruncate(fd, len);
+	while (io_retry(sc, r));
+	return (int)io_done(sc, DND_SC_FTRUNCATE, r);
+}
+
+int io_sync_range(struct dnd_syscalls *sc, int fd, off_t off, off_t len)
+{
+	int r;
+
+	do
+		r = sync_file_range(fd, off, len, SYNC_FILE_RANGE_WRITE);
+	while (io_retry(sc, r));
+	r = (int)io_done(sc, DND_SC_SYNC_RANGE, r ? r : len);
+	return r < 0 ? r : 0;
+}
+
+int io_fallocate(struct dnd_syscalls *sc, int fd, off_t off, off_t len)
+{
+	int r;
+
+	do
+		r = fallocate(fd, 0, off, len);
+	while (io_retry(sc, r));
+	r = (int)io_done(sc, DND_SC_FALLOCATE, r ? r : len);
+	return r < 0 ? r : 0;
+}
+
+int io_fdatasync(struct dnd_syscalls *sc, int fd)
+{
+	int r;
+
+	do
+		r = fdatasync(fd);
+	while (io_retry(sc, r));
+	return (int)io_done(sc, DND_SC_FDATASYNC, r);
+}
+
+ssize_t io_send(struct dnd_syscalls *sc, int fd, const void *buf, size_t n,
+		int flags)
+{
+	ssize_t r;
+
+	if (io_stop_signal)
+		return -EINTR;
+	do
+		r = send(fd, buf, n, flags);
+	while (io_retry(sc, r));
+	return io_done(sc, DND_SC_SEND, r);
+}
+
+ssize_t io_recvmsg(struct dnd_syscalls *sc, int fd, struct msghdr *msg,
+		   int flags)
+{
+	ssize_t r;
+
+	if (io_stop_signal)
+		return -EINTR;
+	do
+		r = recvmsg(fd, msg, flags);
+	while (io_retry(sc, r));
+	return io_done(sc, DND_SC_RECVMSG, r);
+}
+
+int io_tcp_zc_receive(struct dnd_syscalls *sc, int fd,
+		      struct tcp_zerocopy_receive *zc)
+{
+	socklen_t len = sizeof(*zc);
+	ssize_t d;
+	int r;
+
+	do
+		r = getsockopt(fd, IPPROTO_TCP, TCP_ZEROCOPY_RECEIVE, zc, &len);
+	while (io_retry(sc, r));
+	d = io_done(sc, DND_SC_TCP_ZC_RECV, r);
+	if (d < 0)
+		return (int)d;
+	sc->bytes[DND_SC_TCP_ZC_RECV] += zc->length;
+	return 0;
+}

@@ -1,0 +1,72 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Counted system calls for the data path. Each wrapper makes one call (or
+ * retries it after a signal that does not stop the run), adds it to the
+ * per-kind counters, and returns the count or -errno. Methods use only these,
+ * so "system calls by kind with mean bytes per call" is exact by construction.
+ */
+#ifndef DND_IO_H
+#define DND_IO_H
+
+#include <sys/types.h>
+#include <sys/uio.h>
+#include <signal.h>
+#include <stddef.h>
+
+#include "core/stats.h"
+
+/* Set by the SIGINT/SIGTERM handler to the signal number; 0 while running.
+ * Every blocking wrapper below returns -EINTR once it is set. */
+extern volatile sig_atomic_t io_stop_signal;
+
+/* The connected socket, or -1: the stop handler shuts it down so that a
+ * call blocked on it returns at once. */
+extern volatile sig_atomic_t io_stop_fd;
+
+/* Installs handlers: SIGINT/SIGTERM/SIGHUP stop the run (no SA_RESTART, so
+ * blocking calls return EINTR), SIGPIPE is ignored (EPIPE is reported). */
+void io_install_signals(void);
+
+ssize_t io_read(struct dnd_syscalls *sc, int fd, void *buf, size_t n);
+ssize_t io_pread(struct dnd_syscalls *sc, int fd, void *buf, size_t n,
+		 off_t off);
+ssize_t io_write(struct dnd_syscalls *sc, int fd, const void *buf, size_t n);
+/* Writes all n bytes (looping over short writes); 0 or -errno. */
+int io_write_all(struct dnd_syscalls *sc, int fd, const void *buf, size_t n);
+ssize_t io_recv(struct dnd_syscalls *sc, int fd, void *buf, size_t n,
+		int flags);
+ssize_t io_sendfile(struct dnd_syscalls *sc, int out, int in, off_t *off,
+		    size_t n);
+/* kind is DND_SC_SPLICE_IN (into a pipe) or DND_SC_SPLICE_OUT (out of one). */
+ssize_t io_splice(struct dnd_syscalls *sc, enum dnd_sc kind, int in,
+		  loff_t *off_in, int out, loff_t *off_out, size_t n,
+		  unsigned int flags);
+ssize_t io_vmsplice(struct dnd_syscalls *sc, int fd, const struct iovec *iov,
+		    unsigned long nr, unsigned int flags);
+/* Maps len bytes; *addr is set on success. Returns 0 or -errno. */
+int io_mmap(struct dnd_syscalls *sc, void **addr, size_t len, int prot,
+	    int flags, int fd, off_t off);
+int io_munmap(struct dnd_syscalls *sc, void *addr, size_t len);
+int io_madvise(struct dnd_syscalls *sc, void *addr, size_t len, int advice);
+int io_ftruncate(struct dnd_syscalls *sc, int fd, off_t len);
+int io_fdatasync(struct dnd_syscalls *sc, int fd);
+/* sync_file_range(SYNC_FILE_RANGE_WRITE): starts writeback, no wait. */
+int io_sync_range(struct dnd_syscalls *sc, int fd, off_t off, off_t len);
+/* fallocate(fd, 0, off, len): reserves blocks and extends the size. */
+int io_fallocate(struct dnd_syscalls *sc, int fd, off_t off, off_t len);
+
+struct msghdr;
+struct tcp_zerocopy_receive;
+
+/* send(); MSG_ZEROCOPY sends count here, their completions under recvmsg. */
+ssize_t io_send(struct dnd_syscalls *sc, int fd, const void *buf, size_t n,
+		int flags);
+/* recvmsg(); with MSG_ERRQUEUE it never blocks (-EAGAIN when empty). */
+ssize_t io_recvmsg(struct dnd_syscalls *sc, int fd, struct msghdr *msg,
+		   int flags);
+/* getsockopt(TCP_ZEROCOPY_RECEIVE): maps at most zc->length queued bytes at
+ * zc->address (a mapping of fd); counts the bytes mapped. 0 or -errno. */
+int io_tcp_zc_receive(struct dnd_syscalls *sc, int fd,
+		      struct tcp_zerocopy_receive *zc);
+
+#endif

@@ -1,0 +1,412 @@
+// SPDX-License-Identifier: MIT
+/* TCP plumbing shared by send, recv, bench and relay. */
+#include <sys/socket.h>
+#include <sys/types.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core/io.h"
+#include "core/net.h"
+#include "core/stats.h"
+
+static void net_name(const struct sockaddr *sa, socklen_t salen, char *out,
+		     size_t len)
+{
+	char host[NI_MAXHOST], serv[NI_MAXSERV];
+	const struct sockaddr_in6 *s6 = (const void *)sa;
+	struct sockaddr_in s4;
+
+	/* A dual-stack listener sees IPv4 peers as ::ffff:a.b.c.d: show a.b.c.d. */
+	if (sa->sa_family == AF_INET6 && IN6_IS_ADDR_V4MAPPED(&s6->sin6_addr)) {
+		memset(&s4, 0, sizeof(s4));
+		s4.sin_family = AF_INET;
+		s4.sin_port = s6->sin6_port;
+		memcpy(&s4.sin_addr, &s6->sin6_addr.s6_addr[12], 4);
+		sa = (const struct sockaddr *)&s4;
+		salen = sizeof(s4);
+	}
+	if (getnameinfo(sa, salen, host, sizeof(host), serv, sizeof(serv),
+			NI_NUMERICHOST | NI_NUMERICSERV))
+		snprintf(out, len, "?");
+	else if (sa->sa_family == AF_INET6)
+		snprintf(out, len, "[%s]:%s", host, serv);
+	else
+		snprintf(out, len, "%s:%s", host, serv);
+}
+
+static int net_resolve(const char *host, uint16_t port, int flags,
+		       struct addrinfo **res, char *err, size_t len)
+{
+	struct addrinfo hints = {
+		.ai_family = AF_UNSPEC,
+		.ai_socktype = SOCK_STREAM,
+		.ai_flags = flags,
+	};
+	char serv[8];
+	int r;
+
+	snprintf(serv, sizeof(serv), "%u", port);
+	r = getaddrinfo(host, serv, &hints, res);
+	if (r) {
+		snprintf(err, len, "cannot resolve '%s': %s",
+			 host ? host : "*", gai_strerror(r));
+		return -EHOSTUNREACH;
+	}
+	return 0;
+}
+
+int net_listen(const char *bind_addr, uint16_t port, int rcvbuf, char *err,
+	       size_t len)
+{
+	struct addrinfo *res, *ai;
+	int fd = -1, r, one = 1, zero = 0;
+
+	r = net_resolve(bind_addr, port, AI_PASSIVE, &res, err, len);
+	if (r)
+		return r;
+	/* With no bind address, prefer one dual-stack IPv6 socket. */
+	for (int pass = 0; pass < 2 && fd < 0; pass++) {
+		for (ai = res; ai; ai = ai->ai_next) {
+			if (!bind_addr && (ai->ai_family == AF_INET6) != !pass)
+				continue;
+			fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC,
+				    ai->ai_protocol);
+			if (fd == -1) {
+				r = -errno;
+				continue;
+			}
+			setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+			if (ai->ai_family == AF_INET6 && !bind_addr)
+				setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &zero,
+					   sizeof(zero));
+			if (rcvbuf > 0)
+				setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf,
+					   sizeof(rcvbuf));
+			if (bind(fd, ai->ai_addr, ai->ai_addrlen) == 0 &&
+			    listen(fd, 16) == 0)
+				break;
+			r = -errno;
+			net_name(ai->ai_addr, ai->ai_addrlen, err, len);
+			close(fd);
+			fd = -1;
+		}
+	}
+	freeaddrinfo(res);
+	if (fd < 0) {
+		char where[96];
+
+		snprintf(where, sizeof(where), "%s", err);
+		snprintf(err, len, "cannot listen on %s: %s%s", where,
+			 strerror(-r), r == -EADDRINUSE ?
+			 "; another process has the port: choose one with -p" : "");
+		return r;
+	}
+	return fd;
+}
+
+int net_accept(int lfd, char *peer, size_t len)
+{
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof(ss);
+	int fd;
+
+	do
+		fd = accept4(lfd, (struct sockaddr *)&ss, &sl, SOCK_CLOEXEC);
+	while (fd == -1 && errno == EINTR && !io_stop_signal);
+	if (fd == -1)
+		return -errno;
+	net_name((struct sockaddr *)&ss, sl, peer, len);
+	return fd;
+}
+
+/*
+ * One non-blocking connect, bounded by wait_ms (-1: the kernel's SYN
+ * retries, about two minutes), so a host that drops SYNs cannot hold the
+ * sender past --timeout. Returns a blocking fd or -errno.
+ */
+static int net_try_connect(const struct addrinfo *ai, int sndbuf, int wait_ms)
+{
+	int fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC |
+			SOCK_NONBLOCK, ai->ai_protocol);
+	struct pollfd pfd = { .fd = fd, .events = POLLOUT };
+	socklen_t l = sizeof(int);
+	int r, err = 0;
+
+	if (fd == -1)
+		return -errno;
+	if (sndbuf > 0)
+		setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof(sndbuf));
+	r = connect(fd, ai->ai_addr, ai->ai_addrlen);
+	if (r == -1 && errno == EINPROGRESS) {
+		do
+			r = poll(&pfd, 1, wait_ms);
+		while (r == -1 && errno == EINTR && !io_stop_signal);
+		if (r == 0)
+			errno = ETIMEDOUT;
+		if (r > 0 && getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &l) == 0)
+			errno = err;
+		r = r > 0 && !err ? 0 : -1;
+	}
+	if (r == 0 && fcntl(fd, F_SETFL, 0) == 0)
+		return fd;
+	r = -errno;
+	close(fd);
+	return r;
+}
+
+int net_connect(const char *host, uint16_t port, int sndbuf, double retry_s,
+		double wait_s, char *peer, size_t peerlen, char *err, size_t len)
+{
+	struct addrinfo *res, *ai;
+	double deadline = stats_now() + retry_s;
+	int fd = -ECONNREFUSED, r;
+
+	r = net_resolve(host, port, 0, &res, err, len);
+	if (r)
+		return r;
+	for (;;) {
+		for (ai = res; ai && !io_stop_signal; ai = ai->ai_next) {
+			fd = net_try_connect(ai, sndbuf, wait_s > 0 ?
+					     (int)(wait_s * 1000) : -1);
+			if (fd >= 0) {
+				net_name(ai->ai_addr, ai->ai_addrlen, peer,
+					 peerlen);
+				break;
+			}
+		}
+		if (fd >= 0 || fd != -ECONNREFUSED || io_stop_signal ||
+		    stats_now() >= deadline)
+			break;
+		nanosleep(&(struct timespec){ .tv_nsec = 20 * 1000 * 1000 },
+			  NULL);
+	}
+	freeaddrinfo(res);
+	if (fd < 0)
+		snprintf(err, len, "cannot connect to %s port %u: %s%s", host,
+			 port, strerror(-fd), fd == -ECONNREFUSED ?
+			 "; is 'dnd recv' listening there (same -p)?" : "");
+	return fd;
+}
+
+int net_tune(int fd, double secs)
+{
+	int one = 1;
+
+	if (setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one)) == -1)
+		return -errno;
+	if (secs > 0) {
+		struct timeval tv = {
+			.tv_sec = (time_t)secs,
+			.tv_usec = (suseconds_t)((secs - (double)(time_t)secs) * 1e6),
+		};
+
+		if (setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) ||
+		    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)))
+			return -errno;
+	}
+	return 0;
+}
+
+int net_send_all(int fd, const void *buf, size_t n)
+{
+	const char *p = buf;
+
+	while (n) {
+		ssize_t r;
+
+		if (io_stop_signal)
+			return -EINTR;
+		r = send(fd, p, n, MSG_NOSIGNAL);
+
+		if (r == -1 && errno == EINTR && !io_stop_signal)
+			continue;
+		if (r == -1)
+			return -errno;
+		p += r;
+		n -= (size_t)r;
+	}
+	return 0;
+}
+
+int net_recv_all(int fd, void *buf, size_t n)
+{
+	char *p = buf;
+
+	while (n) {
+		ssize_t r;
+
+		if (io_stop_signal)
+			return -EINTR;
+		r = recv(fd, p, n, 0);
+
+		if (r == -1 && errno == EINTR && !io_stop_signal)
+			continue;
+		if (r == -1)
+			return -errno;
+		if (r == 0)
+			return -ENODATA;
+		p += r;
+		n -= (size_t)r;
+	}
+	return 0;
+}
+
+void net_bufs(int fd, int *sndbuf, int *rcvbuf)
+{
+	socklen_t l = sizeof(int);
+
+	*sndbuf = *rcvbuf = 0;
+	getsockopt(fd, SOL_SOCKET, SO_SNDBUF, sndbuf, &l);
+	l = sizeof(int);
+	getsockopt(fd, SOL_SOCKET, SO_RCVBUF, rcvbuf, &l);
+}
+
+int net_tcp_info(int fd, struct tcp_info *ti)
+{
+	socklen_t l = sizeof(*ti);
+
+	memset(ti, 0, sizeof(*ti));
+	return getsockopt(fd, IPPROTO_TCP, TCP_INFO, ti, &l) == -1 ? -errno : 0;
+}
+
+int net_nonblock(int fd)
+{
+	int fl = fcntl(fd, F_GETFL);
+
+	if (fl == -1 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) == -1)
+		return -errno;
+	return 0;
+}
+
+int net_listen_nb(const char *bind_addr, uint16_t port, int backlog,
+		  char *err, size_t len)
+{
+	int fd = net_listen(bind_addr, port, 0, err, len), r;
+
+	if (fd < 0)
+		return fd;
+	if (listen(fd, backlog) == -1 || net_nonblock(fd)) {
+		r = -errno;
+		snprintf(err, len, "cannot set up the listening socket: %s",
+			 strerror(errno));
+		close(fd);
+		return r;
+	}
+	return fd;
+}
+
+int net_addr(const char *host, uint16_t port, struct sockaddr_storage *ss,
+	     socklen_t *sl, char *err, size_t len)
+{
+	struct addrinfo *res;
+	int r = net_resolve(host, port, 0, &res, err, len);
+
+	if (r)
+		return r;
+	memcpy(ss, res->ai_addr, res->ai_addrlen);
+	*sl = res->ai_addrlen;
+	freeaddrinfo(res);
+	return 0;
+}
+
+void net_addr_str(const struct sockaddr *sa, socklen_t sl, char *out,
+		  size_t len)
+{
+	net_name(sa, sl, out, len);
+}
+
+int net_connect_nb(const struct sockaddr *sa, socklen_t sl, bool *pending)
+{
+	int fd = socket(sa->sa_family, SOCK_STREAM | SOCK_NONBLOCK |
+			SOCK_CLOEXEC, 0);
+	int r;
+
+	*pending = false;
+	if (fd == -1)
+		return -errno;
+	if (connect(fd, sa, sl) == 0)
+		return fd;
+	if (errno == EINPROGRESS || errno == EINTR) {
+		*pending = true;
+		return fd;
+	}
+	r = -errno;
+	close(fd);
+	return r;
+}
+
+int net_connect_done(int fd)
+{
+	struct sockaddr_storage ss;
+	socklen_t l = sizeof(int);
+	int e = 0;
+
+	if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &e, &l) == -1)
+		return -errno;
+	if (e)
+		return -e;
+	/* SO_ERROR is 0 both when connected and while still connecting. */
+	l = sizeof(ss);
+	if (getpeername(fd, (struct sockaddr *)&ss, &l) == -1)
+		return errno == ENOTCONN ? -EINPROGRESS : -errno;
+	return 0;
+}
+
+int net_split_hostport(const char *arg, bool host_optional, char *host,
+		       size_t hlen, uint16_t *port, char *err, size_t len)
+{
+	const char *colon = strrchr(arg, ':'), *p, *h = arg;
+	size_t hl = 0;
+	char *end;
+	unsigned long v;
+
+	host[0] = 0;
+	if (arg[0] == '[') {
+		const char *rb = strchr(arg, ']');
+
+		if (!rb || rb[1] != ':') {
+			snprintf(err, len, "'%s': write an IPv6 address as "
+				 "[ADDR]:PORT", arg);
+			return -EINVAL;
+		}
+		h = arg + 1;
+		hl = (size_t)(rb - h);
+		p = rb + 2;
+	} else if (colon) {
+		if (strchr(arg, ':') != colon) {
+			snprintf(err, len, "'%s': write an IPv6 address as "
+				 "[ADDR]:PORT", arg);
+			return -EINVAL;
+		}
+		hl = (size_t)(colon - arg);
+		p = colon + 1;
+	} else {
+		p = arg;
+	}
+	if ((!hl && !host_optional) || hl >= hlen) {
+		snprintf(err, len, "'%s': %s", arg, hl ? "host name too long" :
+			 "give HOST:PORT, e.g. 127.0.0.1:8080");
+		return -EINVAL;
+	}
+	errno = 0;
+	v = strtoul(p, &end, 10);
+	if (!*p || *end || *p == '-' || *p == '+' || errno || !v ||
+	    v > 65535) {
+		snprintf(err, len, "'%s': the port must be a number from 1 to "
+			 "65535", arg);
+		return -EINVAL;
+	}
+	memcpy(host, h, hl);
+	host[hl] = 0;
+	*port = (uint16_t)v;
+	return 0;
+}

@@ -1,0 +1,100 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Process CPU from getrusage() and machine CPU from /proc/stat. Both are
+ * kept because loopback TCP does much of its work in softirq context that may
+ * be charged to another task (netperf's point): the process figure alone
+ * can flatter a method.
+ */
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core/stats.h"
+
+static const char *const sc_names[DND_SC_COUNT] = {
+	[DND_SC_READ] = "read",
+	[DND_SC_WRITE] = "write",
+	[DND_SC_RECV] = "recv",
+	[DND_SC_SENDFILE] = "sendfile",
+	[DND_SC_SPLICE_IN] = "splice>pipe",
+	[DND_SC_SPLICE_OUT] = "splice<pipe",
+	[DND_SC_VMSPLICE] = "vmsplice",
+	[DND_SC_MMAP] = "mmap",
+	[DND_SC_MUNMAP] = "munmap",
+	[DND_SC_MADVISE] = "madvise",
+	[DND_SC_FTRUNCATE] = "ftruncate",
+	[DND_SC_FALLOCATE] = "fallocate",
+	[DND_SC_FDATASYNC] = "fdatasync",
+	[DND_SC_SEND] = "send",
+	[DND_SC_RECVMSG] = "recvmsg",
+	[DND_SC_URING_ENTER] = "io_uring_enter",
+	[DND_SC_TCP_ZC_RECV] = "tcp_zc_recv",
+	[DND_SC_SYNC_RANGE] = "sync_file_range",
+};
+
+const char *stats_sc_name(enum dnd_sc sc)
+{
+	return sc < DND_SC_COUNT ? sc_names[sc] : "?";
+}
+
+double stats_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static void stats_proc_stat(uint64_t *busy, uint64_t *total)
+{
+	unsigned long long v[10] = { 0 };
+	FILE *f = fopen("/proc/stat", "re");
+	int i, n;
+
+	*busy = *total = 0;
+	if (!f)
+		return;
+	n = fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu",
+		   &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7],
+		   &v[8], &v[9]);
+	fclose(f);
+	if (n < 5)
+		return;
+	/* guest and guest_nice (8, 9) are already inside user and nice. */
+	for (i = 0; i < n && i < 8; i++)
+		*total += v[i];
+	*busy = *total - v[3] - (n > 4 ? v[4] : 0);
+}
+
+void stats_sample(struct dnd_sample *s)
+{
+	memset(s, 0, sizeof(*s));
+	getrusage(RUSAGE_SELF, &s->ru);
+	stats_proc_stat(&s->sys_busy, &s->sys_total);
+	s->mono = stats_now();
+}
+
+static double tv_sec(const struct timeval *tv)
+{
+	return (double)tv->tv_sec + (double)tv->tv_usec * 1e-6;
+}
+
+void stats_cost(const struct dnd_sample *a, const struct dnd_sample *b,
+		uint64_t bytes, struct dnd_cost *c)
+{
+	uint64_t dt = b->sys_total - a->sys_total;
+
+	memset(c, 0, sizeof(*c));
+	c->wall = b->mono - a->mono;
+	c->user = tv_sec(&b->ru.ru_utime) - tv_sec(&a->ru.ru_utime);
+	c->sys = tv_sec(&b->ru.ru_stime) - tv_sec(&a->ru.ru_stime);
+	c->nvcsw = b->ru.ru_nvcsw - a->ru.ru_nvcsw;
+	c->nivcsw = b->ru.ru_nivcsw - a->ru.ru_nivcsw;
+	c->ncpu = (int)sysconf(_SC_NPROCESSORS_ONLN);
+	if (dt)
+		c->sys_busy_pct = 100.0 * (double)(b->sys_busy - a->sys_busy) /
+				  (double)dt;
+	if (bytes)
+		c->usec_per_mb = (c->user + c->sys) * 1e6 / ((double)bytes / 1e6);
+}

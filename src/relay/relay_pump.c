@@ -1,0 +1,315 @@
+// SPDX-License-Identifier: MIT
+/*
+ * One direction of a relay flow: socket -> pooled pipe -> socket with
+ * non-blocking splice [hap raw_sock.c], or through a buffer; and what a
+ * broken socket or TCP urgent data do to it.
+ */
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <linux/sockios.h>	/* SIOCOUTQ, SIOCATMARK */
+#include <errno.h>
+#include <fcntl.h>		/* splice() */
+#include <stdlib.h>
+
+#include "relay/relay_int.h"
+
+/*
+ * Keeps l ordered by f->last, so the timers look at the head only. Nearly
+ * every flow comes with last = now and lands at the tail at once; a waiting
+ * flow that failed again keeps its accept time and goes back in its place.
+ */
+void relay_list_add(struct relay_list *l, struct relay_flow *f)
+{
+	struct relay_flow *after = l->tail;
+
+	while (after && after->last > f->last)
+		after = after->prev;
+	f->list = l;
+	f->prev = after;
+	f->next = after ? after->next : l->head;
+	if (f->next)
+		f->next->prev = f;
+	else
+		l->tail = f;
+	if (after)
+		after->next = f;
+	else
+		l->head = f;
+}
+
+void relay_list_del(struct relay_flow *f)
+{
+	struct relay_list *l = f->list;
+
+	if (!l)
+		return;
+	if (f->prev)
+		f->prev->next = f->next;
+	else
+		l->head = f->next;
+	if (f->next)
+		f->next->prev = f->prev;
+	else
+		l->tail = f->prev;
+	f->prev = f->next = NULL;
+	f->list = NULL;
+}
+
+/* A socket ioctl's count (SIOCOUTQ, FIONREAD, SIOCATMARK); 0 on failure. */
+int relay_ioctl(int fd, unsigned long req)
+{
+	int v = 0;
+
+	if (fd < 0 || ioctl(fd, req, &v) == -1 || v < 0)
+		return 0;
+	return v;
+}
+
+/* Takes a pipe for a direction about to read; none left means copying. */
+static void relay_dir_pipe(struct relay *r, struct relay_flow *f,
+			   struct relay_dir *d)
+{
+	if (d->pipe || d->count || f->copy || r->o->mode != DND_RELAY_SPLICE)
+		return;
+	if (pipe_get(&r->pool, &d->pipe)) {
+		f->copy = true;
+		r->st->fallbacks++;
+	}
+}
+
+/*
+ * splice never reads past TCP urgent data [tcp_read_sock]: it stops at the
+ * mark and then returns EAGAIN, or 0 once the FIN is in, with bytes still
+ * queued. Sets *at_mark then; recv() reads past the mark (SO_OOBINLINE keeps
+ * the urgent byte in the stream).
+ */
+static ssize_t relay_fill_pipe(struct relay *r, struct relay_dir *d, int src,
+			       size_t *want, bool *at_mark)
+{
+	size_t room = d->pipe->size > d->count ? d->pipe->size - d->count : 0;
+	ssize_t n;
+
+	if (!room) {
+		d->full = true;
+		return -EAGAIN;
+	}
+	*want = r->o->splice_max && r->o->splice_max < room ?
+		r->o->splice_max : room;
+	n = splice(src, NULL, d->pipe->wr, NULL, *want,
+		   SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+	if (n > 0) {
+		r->st->splice_in_calls++;
+		r->st->splice_in_bytes += (uint64_t)n;
+		return n;
+	}
+	if (n == -1 && errno != EAGAIN)
+		return errno == EINTR ? -EINTR : -errno;
+	if (relay_ioctl(src, SIOCATMARK) ||
+	    (n == 0 && relay_ioctl(src, FIONREAD))) {
+		*at_mark = true;
+		if (d->count)
+			d->full = true;	/* drain, then copy past the mark */
+		return -EAGAIN;
+	}
+	if (n == 0)
+		return 0;
+	/*
+	 * EAGAIN means "socket empty" or "pipe full", and the pipe's byte size
+	 * cannot tell: it may be out of slots, one per skb fragment, long before
+	 * it is out of bytes. The socket's queue tells.
+	 */
+	if (d->count && relay_ioctl(src, FIONREAD)) {
+		d->full = true;
+		r->st->eagain_pipe_full++;
+	} else {
+		d->rd_ready = false;
+		r->st->eagain_empty++;
+	}
+	return -EAGAIN;
+}
+
+static ssize_t relay_fill_buf(struct relay *r, struct relay_dir *d, int src,
+			      size_t *want)
+{
+	size_t end = d->off + d->count;
+	ssize_t n;
+
+	if (!d->buf) {
+		d->buf = malloc(r->o->buf_size);
+		if (!d->buf)
+			return -ENOMEM;
+	}
+	if (end >= r->o->buf_size) {
+		d->full = true;
+		return -EAGAIN;
+	}
+	*want = r->o->buf_size - end;
+	n = recv(src, d->buf + end, *want, MSG_DONTWAIT);
+	if (n > 0) {
+		r->st->read_calls++;
+		r->st->read_bytes += (uint64_t)n;
+		return n;
+	}
+	if (n == 0)
+		return 0;
+	if (errno == EAGAIN) {
+		d->rd_ready = false;
+		r->st->eagain_empty++;
+		return -EAGAIN;
+	}
+	return errno == EINTR ? -EINTR : -errno;
+}
+
+/*
+ * fd[s] broke: nothing more can be written to it, so what waits for it is
+ * thrown away and its source no longer read. What fd[s] still holds to read
+ * is forwarded (dir[s] reads on until 0 or the error).
+ */
+void relay_sock_broken(struct relay *r, struct relay_flow *f, int s,
+			      int err)
+{
+	struct relay_dir *d = &f->dir[!s];
+
+	if (!f->err[s])
+		f->err[s] = err;
+	r->st->bytes_discarded += d->count;
+	if (d->pipe)
+		pipe_put(&r->pool, d->pipe, d->count);
+	d->pipe = NULL;
+	d->count = d->off = 0;
+	d->eof = true;
+	d->full = false;
+}
+
+/* Source -> pipe or buffer. Returns bytes, 0 at EOF or error, or -EAGAIN. */
+static ssize_t relay_fill(struct relay *r, struct relay_flow *f, int i)
+{
+	struct relay_dir *d = &f->dir[i];
+	bool at_mark = false;
+	size_t want = 0;
+	ssize_t n;
+
+	relay_dir_pipe(r, f, d);
+	if (d->pipe) {
+		n = relay_fill_pipe(r, d, f->fd[i], &want, &at_mark);
+		if (at_mark && !d->count) {
+			/* The pipe is empty, so the order holds. */
+			pipe_put(&r->pool, d->pipe, 0);
+			d->pipe = NULL;
+			r->st->urgent_copies++;
+			n = relay_fill_buf(r, d, f->fd[i], &want);
+		}
+	} else {
+		n = relay_fill_buf(r, d, f->fd[i], &want);
+	}
+	if (n == -EINTR || n == -EAGAIN)
+		return -EAGAIN;
+	if (n <= 0) {
+		/* An error ends the input like EOF; the flow fails later. */
+		if (n < 0)
+			relay_sock_broken(r, f, i, (int)n);
+		d->eof = true;
+		return 0;
+	}
+	d->count += (size_t)n;
+	/*
+	 * A short read usually means the socket is empty, which saves the
+	 * EAGAIN call; level-triggered epoll reports it again if it was not.
+	 * After RDHUP a short read is not the end: read on until 0.
+	 */
+	if ((size_t)n < want && !d->rdhup)
+		d->rd_ready = false;
+	return n;
+}
+
+/* Pipe or buffer -> destination. Returns bytes, -EAGAIN, or -errno. */
+static ssize_t relay_drain(struct relay *r, struct relay_flow *f, int i)
+{
+	struct relay_dir *d = &f->dir[i];
+	int dst = f->fd[!i];
+	ssize_t n;
+
+	if (d->pipe)
+		n = splice(d->pipe->rd, NULL, dst, NULL, d->count,
+			   SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+	else
+		n = send(dst, d->buf + d->off, d->count,
+			 MSG_DONTWAIT | MSG_NOSIGNAL);
+	if (n == -1 && errno == EAGAIN) {
+		d->wr_blocked = true;
+		r->st->eagain_out++;
+		return -EAGAIN;
+	}
+	if (n == -1)
+		return errno == EINTR ? -EAGAIN : -errno;
+	if (n == 0 || (size_t)n > d->count)
+		return -EIO;
+	d->count -= (size_t)n;
+	r->st->bytes[i] += (uint64_t)n;
+	f->sent[i] += (uint64_t)n;
+	if (d->pipe) {
+		r->st->splice_out_calls++;
+		r->st->splice_out_bytes += (uint64_t)n;
+		d->full = false;
+	} else {
+		r->st->write_calls++;
+		r->st->write_bytes += (uint64_t)n;
+		d->off += (size_t)n;
+		if (!d->count) {
+			d->off = 0;
+			d->full = false;
+		}
+	}
+	return n;
+}
+
+/*
+ * Moves direction i until nothing moves or its byte budget for this wakeup
+ * is spent, so one fast flow cannot starve the rest. A broken socket is
+ * only marked (f->err); relay_flow_after() decides. Returns 0 or -errno.
+ */
+int relay_pump(struct relay *r, struct relay_flow *f, int i)
+{
+	struct relay_dir *d = &f->dir[i];
+	size_t spent = 0;
+	ssize_t n;
+
+	for (;;) {
+		bool moved = false;
+
+		if (d->rd_ready && !d->eof && !d->full)
+			moved = relay_fill(r, f, i) >= 0;
+		if (d->count && !d->wr_blocked) {
+			n = relay_drain(r, f, i);
+			if (n < 0 && n != -EAGAIN) {
+				relay_sock_broken(r, f, !i, (int)n);
+				break;
+			}
+			if (n > 0) {
+				moved = true;
+				spent += (size_t)n;
+			}
+		}
+		if (!moved || spent >= r->budget)
+			break;
+	}
+	if (d->pipe && !d->count) {
+		pipe_put(&r->pool, d->pipe, 0);
+		d->pipe = NULL;
+	}
+	/*
+	 * EOF and an empty pipe: pass the FIN on, the other way keeps going.
+	 * Never after an error: a FIN would make a cut flow look complete.
+	 */
+	if (d->eof && !d->count && !d->shut && !f->err[0] && !f->err[1]) {
+		d->shut = true;
+		if (shutdown(f->fd[!i], SHUT_WR) == -1 && errno != ENOTCONN)
+			relay_sock_broken(r, f, !i, -errno);
+	}
+	if (spent && r->o->idle_timeout > 0) {
+		f->last = r->el.now;
+		relay_list_del(f);
+		relay_list_add(&r->open, f);
+	}
+	return 0;
+}

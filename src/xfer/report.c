@@ -1,0 +1,197 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Transfer reports. The first line keeps seed 000's exact shape, so old
+ * result tables can be compared line by line; everything after it explains
+ * the number (CPU, calls, sizes the kernel really gave, TCP state, verdict).
+ */
+#include <string.h>
+
+#include "core/json.h"
+#include "cli/opts.h"
+#include "xfer/report.h"
+
+static double report_mbps(const struct dnd_result *r)
+{
+	/* Seed 000: bytes per microsecond is MB/s (10^6 bytes). */
+	return r->cost.wall > 0 ? (double)r->bytes / (r->cost.wall * 1e6) : 0;
+}
+
+static void report_calls(FILE *f, const struct dnd_syscalls *sc)
+{
+	const char *sep = "";
+	int k;
+
+	fprintf(f, "  syscalls:");
+	for (k = 0; k < DND_SC_COUNT; k++) {
+		if (!sc->calls[k])
+			continue;
+		fprintf(f, "%s %s %llu", sep, stats_sc_name(k),
+			(unsigned long long)sc->calls[k]);
+		if (k != DND_SC_FDATASYNC && k != DND_SC_FTRUNCATE &&
+		    k != DND_SC_FALLOCATE)
+			fprintf(f, " x %.0f B",
+				(double)sc->bytes[k] / (double)sc->calls[k]);
+		sep = ",";
+	}
+	if (!*sep)
+		fprintf(f, " none");
+	fprintf(f, "\n");
+}
+
+/* What the zero-copy method saw: never claims more than the kernel said. */
+static void report_zc(FILE *f, const struct dnd_zc *zc)
+{
+	fprintf(f, "  zerocopy: %llu B without a copy, %llu B copied",
+		(unsigned long long)zc->zc_bytes,
+		(unsigned long long)zc->copied_bytes);
+	if (zc->completions)
+		fprintf(f, "; %llu completions, %llu reported copied",
+			(unsigned long long)zc->completions,
+			(unsigned long long)zc->copied_completions);
+	if (zc->enobufs)
+		fprintf(f, "; ENOBUFS %llu (reaped and retried)",
+			(unsigned long long)zc->enobufs);
+	fprintf(f, "\n");
+}
+
+void report_text(FILE *f, const struct dnd_result *r)
+{
+	char a[32], b[32];
+	double mbps = report_mbps(r);
+
+	if (r->timed)
+		fprintf(f, "\n%s %llu KiB in %.3f sec: %.3f MB/s (%.3f Gb/s)\n\n",
+			r->sender ? "Sent" : "Received",
+			(unsigned long long)(r->bytes / 1024), r->cost.wall,
+			mbps, mbps * 8 / 1000);
+	fprintf(f, "  method %s, %s %s, buffer %s (used %s)", r->method,
+		r->sender ? "to" : "from", r->peer[0] ? r->peer : "-",
+		opt_fmt_size(r->bsz, a, sizeof(a)),
+		opt_fmt_size(r->eff_bsz, b, sizeof(b)));
+	if (r->uses_pipe && r->pipe_got)
+		fprintf(f, ", pipe %u (asked %s)", r->pipe_got,
+			r->pipe_size ? opt_fmt_size(r->pipe_size, a, sizeof(a)) :
+			"default");
+	fprintf(f, "\n");
+	if (r->sndbuf || r->rcvbuf)
+		fprintf(f, "  socket: window asked %s, kernel gave sndbuf %d "
+			"rcvbuf %d\n", r->window ?
+			opt_fmt_size(r->window, a, sizeof(a)) : "none (autotuning)",
+			r->sndbuf, r->rcvbuf);
+	if (r->timed) {
+		const struct dnd_cost *c = &r->cost;
+
+		fprintf(f, "  cpu: user %.3f s, sys %.3f s (%.1f%% of one CPU), "
+			"%.1f us/MB; machine busy %.1f%% of %d CPUs\n", c->user,
+			c->sys, c->wall > 0 ? 100 * (c->user + c->sys) / c->wall : 0,
+			c->usec_per_mb, c->sys_busy_pct, c->ncpu);
+		fprintf(f, "  context switches: %ld voluntary, %ld involuntary\n",
+			c->nvcsw, c->nivcsw);
+		report_calls(f, &r->sc);
+	}
+	if (r->zc.set)
+		report_zc(f, &r->zc);
+	if (r->have_tcp)
+		fprintf(f, "  tcp: rtt %u us (var %u), retransmits %u, mss %u\n",
+			r->tcp.tcpi_rtt, r->tcp.tcpi_rttvar,
+			r->tcp.tcpi_total_retrans,
+			r->sender ? r->tcp.tcpi_snd_mss : r->tcp.tcpi_rcv_mss);
+	if (r->detail[0])
+		fprintf(f, "  note: %s\n", r->detail);
+	if (r->error[0])
+		fprintf(f, "  verify: FAILED: %s\n", r->error);
+	else if (r->hash_valid)
+		fprintf(f, "  verify: %s (xxh3 %016llx, %llu bytes)\n",
+			r->verdict, (unsigned long long)r->hash,
+			(unsigned long long)r->bytes);
+	else
+		fprintf(f, "  verify: %s (%llu bytes)\n", r->verdict,
+			(unsigned long long)r->bytes);
+	fflush(f);
+}
+
+static void report_json_calls(struct json *j, const struct dnd_syscalls *sc)
+{
+	int k;
+
+	json_obj_begin(j, "syscalls");
+	for (k = 0; k < DND_SC_COUNT; k++) {
+		if (!sc->calls[k])
+			continue;
+		json_obj_begin(j, stats_sc_name(k));
+		json_u64(j, "calls", sc->calls[k]);
+		json_u64(j, "bytes", sc->bytes[k]);
+		json_obj_end(j);
+	}
+	json_obj_end(j);
+	json_u64(j, "eagain", sc->eagain);
+}
+
+void report_json(FILE *f, const struct dnd_result *r)
+{
+	struct json j;
+
+	json_begin(&j, f);
+	json_u64(&j, "schema", DND_JSON_SCHEMA);
+	json_str(&j, "role", r->sender ? "send" : "recv");
+	json_str(&j, "method", r->method);
+	json_str(&j, "file", r->file);
+	json_str(&j, "peer", r->peer[0] ? r->peer : NULL);
+	json_bool(&j, "ok", !r->error[0]);
+	json_str(&j, "error", r->error[0] ? r->error : NULL);
+	json_str(&j, "verdict", r->error[0] ? "failed" : r->verdict);
+	if (r->hash_valid) {
+		char h[24];
+
+		snprintf(h, sizeof(h), "%016llx", (unsigned long long)r->hash);
+		json_str(&j, "xxh3", h);
+	}
+	json_u64(&j, "bytes", r->bytes);
+	if (r->length != UINT64_MAX)
+		json_u64(&j, "length", r->length);
+	json_bool(&j, "raw", r->raw);
+	json_u64(&j, "buffer", r->bsz);
+	json_u64(&j, "buffer_used", r->eff_bsz);
+	if (r->uses_pipe) {
+		json_u64(&j, "pipe_asked", r->pipe_size);
+		json_u64(&j, "pipe", r->pipe_got);
+	}
+	json_u64(&j, "window_asked", r->window);
+	json_i64(&j, "sndbuf", r->sndbuf);
+	json_i64(&j, "rcvbuf", r->rcvbuf);
+	if (r->timed) {
+		const struct dnd_cost *c = &r->cost;
+
+		json_f64(&j, "seconds", c->wall);
+		json_f64(&j, "mb_per_s", report_mbps(r));
+		json_f64(&j, "gbit_per_s", report_mbps(r) * 8 / 1000);
+		json_f64(&j, "cpu_user", c->user);
+		json_f64(&j, "cpu_sys", c->sys);
+		json_f64(&j, "cpu_usec_per_mb", c->usec_per_mb);
+		json_f64(&j, "machine_busy_pct", c->sys_busy_pct);
+		json_i64(&j, "ncpu", c->ncpu);
+		json_i64(&j, "ctx_voluntary", c->nvcsw);
+		json_i64(&j, "ctx_involuntary", c->nivcsw);
+		report_json_calls(&j, &r->sc);
+	}
+	if (r->zc.set) {
+		json_obj_begin(&j, "zerocopy");
+		json_u64(&j, "zc_bytes", r->zc.zc_bytes);
+		json_u64(&j, "copied_bytes", r->zc.copied_bytes);
+		json_u64(&j, "completions", r->zc.completions);
+		json_u64(&j, "copied_completions", r->zc.copied_completions);
+		json_u64(&j, "enobufs", r->zc.enobufs);
+		json_obj_end(&j);
+	}
+	if (r->have_tcp) {
+		json_obj_begin(&j, "tcp");
+		json_u64(&j, "rtt_us", r->tcp.tcpi_rtt);
+		json_u64(&j, "rttvar_us", r->tcp.tcpi_rttvar);
+		json_u64(&j, "retransmits", r->tcp.tcpi_total_retrans);
+		json_u64(&j, "snd_mss", r->tcp.tcpi_snd_mss);
+		json_u64(&j, "rcv_mss", r->tcp.tcpi_rcv_mss);
+		json_obj_end(&j);
+	}
+	json_str(&j, "note", r->detail[0] ? r->detail : NULL);
+	json_end(&j);
+}

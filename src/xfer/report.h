@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: MIT */
+/* The numbers every transfer prints: the seed's line, then the cost. */
+#ifndef DND_REPORT_H
+#define DND_REPORT_H
+
+#include <netinet/tcp.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "core/stats.h"
+
+#define DND_JSON_SCHEMA 1
+
+struct dnd_result {
+	bool sender;
+	const char *method;
+	const char *file;
+	char peer[96];
+	uint64_t bytes;
+	uint64_t length;	/* UINT64_MAX when unknown */
+	bool timed;		/* cost is valid */
+	struct dnd_cost cost;
+	struct dnd_syscalls sc;
+	struct dnd_zc zc;	/* shown when zc.set */
+	uint64_t bsz, eff_bsz;
+	unsigned int pipe_size, pipe_got;	/* 0: method has no pipe */
+	bool uses_pipe;
+	uint64_t window;	/* -w; 0: left to the kernel */
+	int sndbuf, rcvbuf;	/* as the kernel gave them */
+	bool have_tcp;
+	struct tcp_info tcp;
+	const char *verdict;	/* "verified", "counted", "unchecked" */
+	bool hash_valid;
+	uint64_t hash;
+	bool raw;
+	char detail[160];
+	char error[320];	/* empty on success */
+};
+
+/* Writes the human report; the first line is seed 000's. */
+void report_text(FILE *f, const struct dnd_result *r);
+
+/* Writes one JSON object (valid also on failure, with "error"). */
+void report_json(FILE *f, const struct dnd_result *r);
+
+#endif
