@@ -31,6 +31,11 @@ DND_CFLAGS += -DDND_HAVE_LIBURING $(shell pkg-config --cflags liburing)
 LIBS += $(shell pkg-config --libs liburing)
 endif
 
+# The version: the VERSION file, plus the commit when built from git
+# (0.2.0+g1a2b3c4). Only version.o depends on it, through build/version.txt.
+DND_GIT := $(shell git rev-parse --short HEAD 2>/dev/null)
+DND_VERSION := $(shell cat VERSION)$(if $(DND_GIT),+g$(DND_GIT))
+
 SRCS := $(sort $(wildcard src/*.c src/*/*.c))
 OBJS := $(SRCS:%.c=$(BUILD)/%.o)
 LIB_OBJS := $(filter-out $(BUILD)/src/dnd.o,$(OBJS))
@@ -59,6 +64,16 @@ endif
 $(BIN): $(OBJS)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(DND_CFLAGS) $(LDFLAGS) -o $@ $^ $(LIBS)
+
+$(BUILD)/version.txt: FORCE
+	@mkdir -p $(BUILD)
+	@echo '$(DND_VERSION)' | cmp -s - $@ || echo '$(DND_VERSION)' > $@
+
+$(BUILD)/src/core/version.o: $(BUILD)/version.txt
+$(BUILD)/src/core/version.o: DND_CFLAGS += -DDND_VERSION='"$(DND_VERSION)"'
+
+.PHONY: FORCE
+FORCE:
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)

@@ -1,10 +1,14 @@
 // SPDX-License-Identifier: MIT
 /* Typed JSON emitters; strings are escaped, non-finite numbers become null. */
+#include <sys/utsname.h>
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
+#include <time.h>
 
 #include "core/json.h"
 #include "core/log.h"
+#include "core/version.h"
 
 static void json_key(struct json *j, const char *key);
 
@@ -54,6 +58,26 @@ void json_begin(struct json *j, FILE *f)
 	j->first[0] = true;
 	fputc('{', f);
 	j->first[++j->depth] = true;
+}
+
+void json_begin_doc(struct json *j, FILE *f, const char *type)
+{
+	struct utsname u;
+	char when[32] = "";
+	struct tm tm;
+	time_t now = time(NULL);
+
+	json_begin(j, f);
+	json_u64(j, "schema", DND_JSON_SCHEMA);
+	json_str(j, "type", type);
+	json_str(j, "dnd_version", dnd_version());
+	if (uname(&u) == -1)
+		memset(&u, 0, sizeof(u));
+	json_str(j, "host", u.nodename);
+	json_str(j, "kernel", u.release);
+	if (gmtime_r(&now, &tm))
+		strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	json_str(j, "time", when);
 }
 
 void json_end(struct json *j)

@@ -15,8 +15,17 @@ struct json {
 	bool first[DND_JSON_DEPTH];
 };
 
+/* Every object dnd emits carries this schema version (docs/json.md). */
+#define DND_JSON_SCHEMA 1
+
 /* Starts the top-level object. */
 void json_begin(struct json *j, FILE *f);
+/*
+ * Starts a top-level object with the fields every dnd object has: schema,
+ * type (what the object is: "report", "bench_cell", ...), dnd_version, host,
+ * kernel and time (ISO 8601, UTC, when the object was written).
+ */
+void json_begin_doc(struct json *j, FILE *f, const char *type);
 /* Ends the top-level object and writes a newline (one JSON Line). */
 void json_end(struct json *j);
 

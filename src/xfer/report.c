@@ -131,8 +131,7 @@ void report_json(FILE *f, const struct dnd_result *r)
 {
 	struct json j;
 
-	json_begin(&j, f);
-	json_u64(&j, "schema", DND_JSON_SCHEMA);
+	json_begin_doc(&j, f, "report");
 	json_str(&j, "role", r->sender ? "send" : "recv");
 	json_str(&j, "method", r->method);
 	json_str(&j, "file", r->file);

@@ -10,8 +10,6 @@
 
 #include "core/stats.h"
 
-#define DND_JSON_SCHEMA 1
-
 struct dnd_result {
 	bool sender;
 	const char *method;
