@@ -5,7 +5,7 @@
 set -eu
 
 PKGS="gcc make pkg-config libxxhash-dev xxhash liburing-dev netcat-openbsd \
-iproute2 iperf3 strace gnuplot-nox jq"
+iproute2 iperf3 strace gnuplot-nox jq python3"
 
 missing=""
 for p in $PKGS; do
