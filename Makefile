@@ -72,6 +72,20 @@ $(BUILD)/version.txt: FORCE
 $(BUILD)/src/core/version.o: $(BUILD)/version.txt
 $(BUILD)/src/core/version.o: DND_CFLAGS += -DDND_VERSION='"$(DND_VERSION)"'
 
+# The effective flags, rewritten only when they change, so that a tree built
+# before liburing appeared (or with other CFLAGS, or SANITIZE) is rebuilt
+# rather than silently kept: every object depends on $(BUILD)/flags.txt.
+DND_FLAGS := CC=$(CC) CFLAGS=$(CFLAGS) DND_CFLAGS=$(DND_CFLAGS) \
+	LDFLAGS=$(LDFLAGS) LIBS=$(LIBS) SANITIZE=$(SANITIZE)
+DND_FLAGS_Q := '$(subst ','\'',$(DND_FLAGS))'
+
+$(BUILD)/flags.txt: FORCE
+	@mkdir -p $(BUILD)
+	@printf '%s\n' $(DND_FLAGS_Q) | cmp -s - $@ || \
+		printf '%s\n' $(DND_FLAGS_Q) > $@
+
+$(OBJS) $(UNIT_BINS): $(BUILD)/flags.txt
+
 .PHONY: FORCE
 FORCE:
 
