@@ -25,6 +25,11 @@ endif
 DND_CFLAGS := -std=gnu11 -D_GNU_SOURCE $(WARN) -Isrc $(SANFLAGS)
 LIBS := -lxxhash
 
+# libsodium is required (dnd serve's key proofs and MACs). Without pkg-config
+# data, -lsodium still names what is missing at link time; make deps installs it.
+DND_CFLAGS += $(shell pkg-config --cflags libsodium 2>/dev/null)
+LIBS += $(shell pkg-config --libs libsodium 2>/dev/null || echo -lsodium)
+
 # io_uring support is optional at build time; the probe reports "not built".
 ifeq ($(shell pkg-config --exists liburing 2>/dev/null && echo y),y)
 DND_CFLAGS += -DDND_HAVE_LIBURING $(shell pkg-config --cflags liburing)

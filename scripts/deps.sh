@@ -4,7 +4,7 @@
 # any is missing. Quiet and quick when everything is there already.
 set -eu
 
-PKGS="gcc make pkg-config libxxhash-dev xxhash liburing-dev netcat-openbsd \
+PKGS="gcc make pkg-config libxxhash-dev xxhash liburing-dev libsodium-dev netcat-openbsd \
 iproute2 iperf3 strace gnuplot-nox jq"
 
 missing=""
