@@ -159,8 +159,9 @@ int auth_mac_verify(const struct dnd_auth *a, enum dnd_auth_mac_kind kind,
  * VERDICT ("DNDv"): u16 status (0 accepted; else the server's refusal
  * code), u16 reason_len (<= DND_AUTH_REASON_MAX), the reason in printable
  * ASCII, then the session MAC of everything before it. auth_put_verdict
- * writes it into out (cap bytes, at least DND_AUTH_VERD_LEN + reason +
- * MAC; longer reasons are cut) and returns its length.
+ * writes it into out (cap bytes; reasons longer than DND_AUTH_REASON_MAX
+ * or than out has room for are cut, other bytes than printable ASCII
+ * become '?') and returns its length, 0 when cap cannot hold head + MAC.
  */
 size_t auth_put_verdict(uint8_t *out, size_t cap, const struct dnd_auth *a,
 			uint16_t status, const char *reason);

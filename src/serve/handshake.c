@@ -353,7 +353,8 @@ static int hs_check_resp(int fd, const struct dnd_hs_cfg *cfg,
 		return err;
 	if (r.verdict == DND_AUTH_RESP_REFUSED) {
 		snprintf(why, len, "authentication failed: the client could "
-			 "not verify this server's proof (the keys differ)");
+			 "not verify this server's proof (the keys differ, or "
+			 "the handshake was altered)");
 		return -EACCES;
 	}
 	if (cfg->mode == DND_AUTH_KEY)

@@ -33,7 +33,7 @@ static int key_check_stat(int fd, const char *path, char *why, size_t len)
 	}
 	if (st.st_mode & 077) {
 		snprintf(why, len, "key file %s has mode %04o: group or others "
-			 "can read it; run chmod 600 %s", path,
+			 "may access it; run chmod 600 %s", path,
 			 (unsigned int)(st.st_mode & 07777), path);
 		return -EPERM;
 	}
