@@ -129,8 +129,13 @@ static int hs_check_loopback(int fd, char *why, size_t len)
 	return -EACCES;
 }
 
-static int hs_sodium(char *why, size_t len)
+/* Checks the settings and readies libsodium's random numbers. */
+static int hs_start(const struct dnd_hs_cfg *cfg, char *why, size_t len)
 {
+	if (cfg->mode == DND_AUTH_KEY && (!cfg->key || !cfg->key->len)) {
+		snprintf(why, len, "a keyed handshake without a key");
+		return -EINVAL;
+	}
 	if (sodium_init() >= 0)
 		return 0;
 	snprintf(why, len, "libsodium failed to initialise");
@@ -265,7 +270,7 @@ int hs_client(int fd, const struct dnd_hs_cfg *cfg, const void *params,
 	}
 	memcpy(a->params, params, params_len);
 	a->params_len = params_len;
-	err = hs_sodium(why, len);
+	err = hs_start(cfg, why, len);
 	if (!err)
 		err = hs_send_hello(fd, cfg, hello, &h, a, why, len);
 	if (!err)
@@ -379,7 +384,7 @@ int hs_server(int fd, const struct dnd_hs_cfg *cfg, struct dnd_auth *a,
 
 	memset(a, 0, sizeof(*a));
 	a->mode = cfg->mode;
-	err = hs_sodium(why, len);
+	err = hs_start(cfg, why, len);
 	if (!err && cfg->mode == DND_AUTH_NONE)
 		err = hs_check_loopback(fd, why, len);
 	if (!err)

@@ -181,7 +181,8 @@ int key_new(const char *path, char *why, size_t len)
 	fd = mkostemp(tmp, O_CLOEXEC);
 	if (fd == -1) {
 		err = -errno;
-		snprintf(why, len, "cannot create %s: %s", tmp, strerror(errno));
+		snprintf(why, len, "cannot create key file %s: %s", path,
+			 strerror(errno));
 		return err;
 	}
 	/* mkostemp's 0600 is masked by the umask; the key must be 0600. */
@@ -189,7 +190,8 @@ int key_new(const char *path, char *why, size_t len)
 	if (close(fd) == -1 && !err)
 		err = -errno;
 	if (err)
-		snprintf(why, len, "cannot write %s: %s", tmp, strerror(-err));
+		snprintf(why, len, "cannot write key file %s: %s", path,
+			 strerror(-err));
 	/* link() refuses an existing path atomically, unlike rename(). */
 	if (!err && link(tmp, path) == -1) {
 		err = -errno;
