@@ -114,28 +114,38 @@ static int pre_form(const uint8_t *in, bool from_server, char *why,
 	return 0;
 }
 
+/* Reads version and mode, and checks the reserved byte and the mode. */
+static int pre_fields(const uint8_t *in, struct dnd_auth_pre *p, char *why,
+		      size_t len)
+{
+	p->version = get16(in + 4);
+	p->mode = in[6];
+	if (in[7] || p->mode > DND_AUTH_KEY) {
+		snprintf(why, len, "malformed preamble (mode %u, reserved %u)",
+			 p->mode, in[7]);
+		return -EBADMSG;
+	}
+	return 0;
+}
+
 int auth_get_pre(const uint8_t in[DND_AUTH_PRE_LEN], bool from_server,
 		 uint16_t version, enum dnd_auth_mode mode,
 		 struct dnd_auth_pre *p, char *why, size_t len)
 {
-	const char *peer = from_server ? "server" : "client";
 	int err = pre_form(in, from_server, why, len);
 
 	if (err)
 		return err;
-	p->version = get16(in + 4);
-	p->mode = in[6];
+	err = pre_fields(in, p, why, len);
+	/* The version first: another version may use the other fields. */
 	if (p->version != version) {
 		snprintf(why, len, "protocol version mismatch: this dnd speaks "
-			 "version %u, the %s speaks version %u", version, peer,
-			 p->version);
+			 "version %u, the %s speaks version %u", version,
+			 from_server ? "server" : "client", p->version);
 		return -EPROTO;
 	}
-	if (in[7] || p->mode > DND_AUTH_KEY) {
-		snprintf(why, len, "malformed %s preamble (mode %u, reserved "
-			 "%u)", peer, p->mode, in[7]);
-		return -EBADMSG;
-	}
+	if (err)
+		return err;
 	if (p->mode != mode) {
 		pre_mode_why(from_server, mode, why, len);
 		return -EACCES;
@@ -149,16 +159,7 @@ static int get_pre_form(const uint8_t *in, bool from_server,
 {
 	int err = pre_form(in, from_server, why, len);
 
-	if (err)
-		return err;
-	p->version = get16(in + 4);
-	p->mode = in[6];
-	if (in[7] || p->mode > DND_AUTH_KEY) {
-		snprintf(why, len, "malformed preamble (mode %u, reserved %u)",
-			 p->mode, in[7]);
-		return -EBADMSG;
-	}
-	return 0;
+	return err ? err : pre_fields(in, p, why, len);
 }
 
 int auth_get_hello(const uint8_t in[DND_AUTH_HELLO_LEN],

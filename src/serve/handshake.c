@@ -39,46 +39,41 @@ static int hs_wait(int fd, short ev, double deadline)
 	}
 }
 
-int hs_recv_by(int fd, void *buf, size_t n, double deadline)
+/* Moves exactly n bytes in one direction, each call non-blocking after a
+ * poll, so that a blocking socket cannot outlive the deadline. */
+static int hs_io(int fd, void *buf, size_t n, double deadline, bool out)
 {
-	size_t got = 0;
+	size_t done = 0;
 	ssize_t r;
 	int err;
 
-	while (got < n) {
-		err = hs_wait(fd, POLLIN, deadline);
+	while (done < n) {
+		err = hs_wait(fd, out ? POLLOUT : POLLIN, deadline);
 		if (err)
 			return err;
-		/* Non-blocking, so a blocking socket cannot outlive the poll. */
-		r = recv(fd, (char *)buf + got, n - got, MSG_DONTWAIT);
-		if (r == 0)
+		if (out)
+			r = send(fd, (char *)buf + done, n - done,
+				 MSG_DONTWAIT | MSG_NOSIGNAL);
+		else
+			r = recv(fd, (char *)buf + done, n - done, MSG_DONTWAIT);
+		if (r == 0 && !out)
 			return -ENODATA;
 		if (r == -1 && errno != EAGAIN && errno != EINTR)
 			return -errno;
 		if (r > 0)
-			got += (size_t)r;
+			done += (size_t)r;
 	}
 	return 0;
 }
 
+int hs_recv_by(int fd, void *buf, size_t n, double deadline)
+{
+	return hs_io(fd, buf, n, deadline, false);
+}
+
 int hs_send_by(int fd, const void *buf, size_t n, double deadline)
 {
-	size_t off = 0;
-	ssize_t r;
-	int err;
-
-	while (off < n) {
-		err = hs_wait(fd, POLLOUT, deadline);
-		if (err)
-			return err;
-		r = send(fd, (const char *)buf + off, n - off,
-			 MSG_DONTWAIT | MSG_NOSIGNAL);
-		if (r == -1 && errno != EAGAIN && errno != EINTR)
-			return -errno;
-		if (r > 0)
-			off += (size_t)r;
-	}
-	return 0;
+	return hs_io(fd, (void *)buf, n, deadline, true);
 }
 
 /* Describes an I/O failure while waiting for or sending one message. */
@@ -129,9 +124,12 @@ static int hs_check_loopback(int fd, char *why, size_t len)
 	return -EACCES;
 }
 
-/* Checks the settings and readies libsodium's random numbers. */
-static int hs_start(const struct dnd_hs_cfg *cfg, char *why, size_t len)
+/* Clears a, checks the settings and readies libsodium's random numbers. */
+static int hs_start(const struct dnd_hs_cfg *cfg, struct dnd_auth *a,
+		    char *why, size_t len)
 {
+	memset(a, 0, sizeof(*a));
+	a->mode = cfg->mode;
 	if (cfg->mode == DND_AUTH_KEY && (!cfg->key || !cfg->key->len)) {
 		snprintf(why, len, "a keyed handshake without a key");
 		return -EINVAL;
@@ -261,18 +259,17 @@ int hs_client(int fd, const struct dnd_hs_cfg *cfg, const void *params,
 	struct dnd_auth_chal c;
 	int err;
 
-	memset(a, 0, sizeof(*a));
-	a->mode = cfg->mode;
-	if (params_len > DND_AUTH_PARAMS_MAX) {
+	err = hs_start(cfg, a, why, len);
+	if (!err && params_len > DND_AUTH_PARAMS_MAX) {
 		snprintf(why, len, "session parameters of %zu bytes; the limit "
 			 "is %d", params_len, DND_AUTH_PARAMS_MAX);
 		return -EINVAL;
 	}
-	memcpy(a->params, params, params_len);
-	a->params_len = params_len;
-	err = hs_start(cfg, why, len);
-	if (!err)
+	if (!err) {
+		memcpy(a->params, params, params_len);
+		a->params_len = params_len;
 		err = hs_send_hello(fd, cfg, hello, &h, a, why, len);
+	}
 	if (!err)
 		err = hs_read_chal(fd, cfg, chal, &c, why, len);
 	if (!err)
@@ -382,9 +379,7 @@ int hs_server(int fd, const struct dnd_hs_cfg *cfg, struct dnd_auth *a,
 	struct dnd_auth_chal c;
 	int err;
 
-	memset(a, 0, sizeof(*a));
-	a->mode = cfg->mode;
-	err = hs_start(cfg, why, len);
+	err = hs_start(cfg, a, why, len);
 	if (!err && cfg->mode == DND_AUTH_NONE)
 		err = hs_check_loopback(fd, why, len);
 	if (!err)

@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -184,7 +185,7 @@ static void test_good_names(void)
 }
 
 struct swapper {
-	volatile bool stop;
+	atomic_bool stop;
 	unsigned long swaps;
 };
 
@@ -198,7 +199,7 @@ static void *swap_main(void *arg)
 	at("r", r, sizeof(r));
 	at("rl", rl, sizeof(rl));
 	at("r.tmp", tmp, sizeof(tmp));
-	while (!s->stop) {
+	while (!atomic_load(&s->stop)) {
 		if (renameat2(AT_FDCWD, r, AT_FDCWD, rl, RENAME_EXCHANGE) == -1) {
 			rename(r, tmp);
 			rename(rl, r);
@@ -245,7 +246,7 @@ static void test_race(void)
 			escaped += got.st_ino != dirst.st_ino;
 		}
 	}
-	s.stop = true;
+	atomic_store(&s.stop, true);
 	pthread_join(th, NULL);
 	CHECK(escaped == 0 && ok > 0 && refused > 0,
 	      "race: %lu opened inside, %lu refused, %lu escaped (%lu swaps)",
