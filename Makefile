@@ -26,8 +26,8 @@ BUILD ?= build
 SANFLAGS :=
 endif
 
-DND_CFLAGS := -std=gnu11 -D_GNU_SOURCE $(WARN) -Isrc $(SANFLAGS)
-LIBS := -lxxhash
+DND_CFLAGS := -std=gnu11 -D_GNU_SOURCE -pthread $(WARN) -Isrc $(SANFLAGS)
+LIBS := -lxxhash -pthread
 
 # libsodium is required (dnd serve's key proofs and MACs). Without pkg-config
 # data, -lsodium still names what is missing at link time; make deps installs it.
