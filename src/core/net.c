@@ -397,10 +397,10 @@ int net_split_hostport(const char *arg, bool host_optional, char *host,
 			 "give HOST:PORT, e.g. 127.0.0.1:8080");
 		return -EINVAL;
 	}
+	/* strtoul() would also take leading blanks and a sign: not a port. */
 	errno = 0;
 	v = strtoul(p, &end, 10);
-	if (!*p || *end || *p == '-' || *p == '+' || errno || !v ||
-	    v > 65535) {
+	if (*p < '0' || *p > '9' || *end || errno || !v || v > 65535) {
 		snprintf(err, len, "'%s': the port must be a number from 1 to "
 			 "65535", arg);
 		return -EINVAL;

@@ -1,17 +1,19 @@
 // SPDX-License-Identifier: MIT
-/* Strict size, number and seconds parsing. */
+/* Strict size, number, seconds and HOST:PORT parsing. */
 #include <errno.h>
 #include <stdint.h>
 #include <string.h>
 
 #include "check.h"
 #include "cli/opts.h"
+#include "core/net.h"
 
 int main(void)
 {
 	uint64_t v = 0;
 	double d = 0;
-	char buf[32];
+	char buf[32], host[64], err[160];
+	uint16_t port = 0;
 
 	CHECK(opt_parse_size("65536", &v) == 0 && v == 65536, "plain");
 	CHECK(opt_parse_size("64Ki", &v) == 0 && v == 65536, "Ki");
@@ -43,5 +45,21 @@ int main(void)
 	CHECK(opt_parse_seconds("-1", &d) == -EINVAL, "negative seconds");
 	CHECK(!strcmp(opt_fmt_size(65536, buf, sizeof(buf)), "64Ki"), "fmt Ki");
 	CHECK(!strcmp(opt_fmt_size(1000, buf, sizeof(buf)), "1000"), "fmt plain");
+	CHECK(net_split_hostport("127.0.0.1:80", false, host, sizeof(host),
+				 &port, err, sizeof(err)) == 0 &&
+	      port == 80 && !strcmp(host, "127.0.0.1"), "HOST:PORT");
+	CHECK(net_split_hostport("[::1]:13931", false, host, sizeof(host),
+				 &port, err, sizeof(err)) == 0 &&
+	      port == 13931 && !strcmp(host, "::1"), "[V6]:PORT");
+	CHECK(net_split_hostport("8080", true, host, sizeof(host), &port, err,
+				 sizeof(err)) == 0 && port == 8080 && !host[0],
+	      "PORT alone");
+	/* fuzz_opts: strtoul() took blanks and a sign after them. */
+	CHECK(net_split_hostport("h: 80", false, host, sizeof(host), &port,
+				 err, sizeof(err)) == -EINVAL, "blank port");
+	CHECK(net_split_hostport("\v4", true, host, sizeof(host), &port, err,
+				 sizeof(err)) == -EINVAL, "\\v before the port");
+	CHECK(net_split_hostport(" +80", true, host, sizeof(host), &port, err,
+				 sizeof(err)) == -EINVAL, "blank and sign");
 	return CHECK_DONE();
 }
