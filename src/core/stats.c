@@ -31,6 +31,7 @@ static const char *const sc_names[DND_SC_COUNT] = {
 	[DND_SC_URING_ENTER] = "io_uring_enter",
 	[DND_SC_TCP_ZC_RECV] = "tcp_zc_recv",
 	[DND_SC_SYNC_RANGE] = "sync_file_range",
+	[DND_SC_TEE] = "tee",
 };
 
 const char *stats_sc_name(enum dnd_sc sc)

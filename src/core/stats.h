@@ -27,6 +27,7 @@ enum dnd_sc {
 	DND_SC_URING_ENTER,	/* io_uring_enter(); bytes: socket payload */
 	DND_SC_TCP_ZC_RECV,	/* getsockopt(TCP_ZEROCOPY_RECEIVE); bytes mapped */
 	DND_SC_SYNC_RANGE,	/* sync_file_range(WRITE): writeback started */
+	DND_SC_TEE,		/* tee(): a pipe's bytes copied to hash them */
 	DND_SC_COUNT,
 };
 

@@ -197,6 +197,12 @@ static int uring_splice_check(const struct xfer_cfg *c, char *why,
 			 "%s; use -m uring", c->sender ? "source" : "sink");
 		return -EINVAL;
 	}
+	if (c->hash_stream) {
+		snprintf(why, len, "uring-splice cannot hash a stream source "
+			 "it never sees; use -m uring, rw or splice, or "
+			 "--no-verify");
+		return -EINVAL;
+	}
 	return 0;
 }
 
