@@ -272,7 +272,9 @@ static void t_overwrite(void)
 	CHECK(land_open(&l, t_path("o"), true, false, err, sizeof(err)) == 0 &&
 	      l.in_place && !l.tmp && fstat(l.fd, &st) == 0 &&
 	      st.st_ino == old, "-o: the target itself is open: %s", err);
-	CHECK(t_write(&l, "abc") && land_commit(&l, 3, err, sizeof(err)) == 0 &&
+	CHECK(t_write(&l, "abc") && t_holds("o", "abc3456789"),
+	      "-o: blocks rewritten in place, no truncation before the commit");
+	CHECK(land_commit(&l, 3, err, sizeof(err)) == 0 &&
 	      t_holds("o", "abc") && t_ino("o") == old && t_only("o", NULL),
 	      "-o: commit truncates in place: %s", err);
 	land_free(&l);
