@@ -21,8 +21,8 @@
 struct t_rec {
 	int rd, wr, both;	/* calls of t_on_read, t_on_write, t_on_both */
 	unsigned int last;	/* fired bits of the last call */
-	int kill;		/* fd to evloop_del() in any callback; -1: none */
-	int drain;		/* fd to read one byte from on a read; -1: none */
+	int kill;		/* fd to evloop_del(); -1: none */
+	int drain;		/* fd to read a byte from; -2: it failed */
 };
 
 static void t_rec_init(struct t_rec *r)
@@ -37,7 +37,7 @@ static void t_act(struct evloop *el, struct t_rec *r, unsigned int fired)
 
 	r->last = fired;
 	if (r->drain != -1 && read(r->drain, &c, 1) != 1)
-		r->drain = -2;		/* a test checks it stayed >= -1 */
+		r->drain = -2;
 	if (r->kill != -1)
 		evloop_del(el, r->kill);
 }
@@ -242,7 +242,8 @@ static void t_err_only(void)
 	t_rec_init(&r);
 	t_pipe(p, true);
 	CHECK(evloop_set(&el, p[0], DND_EV_ERR, t_on_read, t_on_write, &r) ==
-	      0 && evloop_mask(&el, p[0]) == DND_EV_ERR, "errors-only interest");
+	      0 && evloop_mask(&el, p[0]) == DND_EV_ERR,
+	      "errors-only interest");
 	CHECK(evloop_poll(&el, 0) == 0 && r.rd == 0,
 	      "errors only: readable data does not fire");
 	close(p[1]);
@@ -377,7 +378,8 @@ static void t_batch(void)
 	CHECK(polls == 3 && r[0].rd == 1 && r[1].rd == 1 && r[2].rd == 1 &&
 	      r[0].drain >= 0 && r[1].drain >= 0 && r[2].drain >= 0,
 	      "maxevents 1: three waits, one call each (%d waits)", polls);
-	CHECK(el.wakeups == 3 && el.events == 3, "counters: 3 wakeups, 3 events");
+	CHECK(el.wakeups == 3 && el.events == 3,
+	      "counters: 3 wakeups, 3 events");
 	for (i = 0; i < 3; i++)
 		t_close2(p[i]);
 	evloop_free(&el);

@@ -31,8 +31,9 @@ static void t_put(const char *name, const char *data, mode_t mode)
 {
 	int fd = open(t_path(name), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
 		      mode);
+	ssize_t len = (ssize_t)strlen(data);
 
-	if (fd == -1 || write(fd, data, strlen(data)) != (ssize_t)strlen(data) ||
+	if (fd == -1 || write(fd, data, (size_t)len) != len ||
 	    fchmod(fd, mode) == -1) {
 		perror(name);
 		exit(DND_T_FAIL);
@@ -92,7 +93,8 @@ static bool t_only(const char *a, const char *b)
 	while ((e = readdir(d))) {
 		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
 			continue;
-		if ((a && !strcmp(e->d_name, a)) || (b && !strcmp(e->d_name, b)))
+		if ((a && !strcmp(e->d_name, a)) ||
+		    (b && !strcmp(e->d_name, b)))
 			n++;
 		else
 			n = -100;
@@ -129,7 +131,8 @@ static void t_check(void)
 	      strstr(err, "-o"), "check: existing without -t/-o: %s", err);
 	CHECK(land_check(t_path("old"), false, true, err, sizeof(err)) == 0 &&
 	      land_check(t_path("old"), true, false, err, sizeof(err)) == 0 &&
-	      t_holds("old", "old"), "check: existing with -t or -o, untouched");
+	      t_holds("old", "old"),
+	      "check: existing with -t or -o, untouched");
 	CHECK(land_check(dir, true, true, err, sizeof(err)) == -EISDIR &&
 	      strstr(err, "is a directory"), "check: directory: %s", err);
 	CHECK(land_check(t_path("nodir/x"), false, false, err, sizeof(err)) ==
@@ -196,8 +199,9 @@ static void t_relative(void)
 	CHECK(land_check("rel", false, false, err, sizeof(err)) == 0 &&
 	      land_open(&l, "rel", false, false, err, sizeof(err)) == 0 &&
 	      l.tmp && !strncmp(l.tmp, "./.rel.dnd-", 11) && t_write(&l, "r") &&
-	      land_commit(&l, 1, err, sizeof(err)) == 0 && t_holds("rel", "r") &&
-	      t_only("rel", NULL), "relative name lands in the cwd: %s", err);
+	      land_commit(&l, 1, err, sizeof(err)) == 0 &&
+	      t_holds("rel", "r") && t_only("rel", NULL),
+	      "relative name lands in the cwd: %s", err);
 	land_free(&l);
 	if (chdir(cwd) == -1)
 		exit(DND_T_FAIL);
@@ -235,8 +239,8 @@ static void t_replace(void)
 	      l.replaces && !l.in_place && l.tmp, "-t: open: %s", err);
 	CHECK(t_write(&l, "new") && t_holds("t", "the old contents"),
 	      "-t: the old file is whole while the data arrives");
-	CHECK(land_commit(&l, 3, err, sizeof(err)) == 0 && t_holds("t", "new") &&
-	      t_only("t", NULL) && t_ino("t") != old,
+	CHECK(land_commit(&l, 3, err, sizeof(err)) == 0 &&
+	      t_holds("t", "new") && t_only("t", NULL) && t_ino("t") != old,
 	      "-t: commit renames a new file over it: %s", err);
 	CHECK(stat(t_path("t"), &st) == 0 && (st.st_mode & 07777) == 0640,
 	      "-t: the new file keeps the old one's mode: %o",
