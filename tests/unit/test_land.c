@@ -149,7 +149,6 @@ static void t_commit_new(void)
 	char pre[128];
 
 	err[0] = '\0';
-
 	umask(027);
 	CHECK(land_open(&l, t_path("f"), false, false, err, sizeof(err)) ==
 	      0 && l.fd >= 0 && l.tmp && !l.in_place && !l.replaces,
@@ -191,7 +190,6 @@ static void t_relative(void)
 	struct dnd_land l;
 
 	err[0] = '\0';
-
 	if (!getcwd(cwd, sizeof(cwd)) || chdir(dir) == -1) {
 		CHECK(0, "chdir to the scratch directory");
 		return;
@@ -232,7 +230,6 @@ static void t_replace(void)
 	ino_t old;
 
 	err[0] = '\0';
-
 	t_put("t", "the old contents", 0640);
 	old = t_ino("t");
 	CHECK(land_open(&l, t_path("t"), false, true, err, sizeof(err)) == 0 &&
@@ -270,7 +267,6 @@ static void t_overwrite(void)
 	ino_t old;
 
 	err[0] = '\0';
-
 	t_put("o", "0123456789", 0600);
 	old = t_ino("o");
 	CHECK(land_open(&l, t_path("o"), true, false, err, sizeof(err)) == 0 &&
