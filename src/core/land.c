@@ -54,7 +54,7 @@ static int land_check_target(const char *target, bool overwrite,
 		snprintf(err, len, "%s is a directory; name a file", target);
 		return -EISDIR;
 	}
-	if (S_ISLNK(st.st_mode) && overwrite && !truncate) {
+	if (S_ISLNK(st.st_mode) && overwrite) {
 		snprintf(err, len, "%s is a symbolic link; -o would write "
 			 "through it in place and a failure would leave the "
 			 "file it points to torn; use -t to replace the link, "
@@ -126,8 +126,7 @@ int land_open(struct dnd_land *l, const char *target, bool overwrite,
 	}
 	l->dev = st.st_dev;
 	l->ino = st.st_ino;
-	/* -t wins over -o: replacing is atomic, writing in place is not. */
-	if (overwrite && !truncate && l->replaces) {
+	if (overwrite && l->replaces) {
 		l->in_place = true;
 		l->fd = open(target, O_RDWR | O_CLOEXEC);
 		if (l->fd == -1)

@@ -506,7 +506,7 @@ static void session_sync_note(struct session *s)
 	snprintf(s->res.sync, sizeof(s->res.sync), "%s%sfdatasync, %s",
 		 s->o->sync_every ? "writeback started every " : "",
 		 s->o->sync_every ? "--sync stream step, then " : "",
-		 s->o->overwrite && !s->o->truncate && s->land.in_place ?
+		 s->land.in_place ?
 		 "rewritten in place" : "renamed, directory fsynced");
 }
 
