@@ -5,7 +5,9 @@
  * be charged to another task (netperf's point): the process figure alone
  * can flatter a method.
  */
+#include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -97,4 +99,30 @@ void stats_cost(const struct dnd_sample *a, const struct dnd_sample *b,
 				  (double)dt;
 	if (bytes)
 		c->usec_per_mb = (c->user + c->sys) * 1e6 / ((double)bytes / 1e6);
+}
+
+/* Ascending, NaN after every number, so the order is total. */
+static int stats_cmp(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	if (isnan(x) || isnan(y))
+		return isnan(x) - isnan(y);
+	return x < y ? -1 : x > y;
+}
+
+double stats_median(double *v, unsigned int n, double *lo, double *hi)
+{
+	if (lo)
+		*lo = 0;
+	if (hi)
+		*hi = 0;
+	if (!n)
+		return 0;
+	qsort(v, n, sizeof(*v), stats_cmp);
+	if (lo)
+		*lo = v[0];
+	if (hi)
+		*hi = v[n - 1];
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }

@@ -82,4 +82,12 @@ void stats_sample(struct dnd_sample *s);
 void stats_cost(const struct dnd_sample *a, const struct dnd_sample *b,
 		uint64_t bytes, struct dnd_cost *c);
 
+/*
+ * The median of v[0..n), the mean of the middle two when n is even. Sorts v
+ * in place (ascending, NaN last). lo and hi, when not NULL, get the smallest
+ * and largest value. With n == 0 it returns 0 and sets *lo and *hi to 0.
+ * Never fails, never allocates.
+ */
+double stats_median(double *v, unsigned int n, double *lo, double *hi);
+
 #endif
