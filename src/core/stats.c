@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/kernel.h"
 #include "core/stats.h"
 
 static const char *const sc_names[DND_SC_COUNT] = {
@@ -51,16 +52,15 @@ double stats_now(void)
 static void stats_proc_stat(uint64_t *busy, uint64_t *total)
 {
 	unsigned long long v[10] = { 0 };
-	FILE *f = fopen("/proc/stat", "re");
+	char line[512];
 	int i, n;
 
 	*busy = *total = 0;
-	if (!f)
+	if (kernel_read_file("/proc/stat", line, sizeof(line)) < 0)
 		return;
-	n = fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu",
-		   &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7],
-		   &v[8], &v[9]);
-	fclose(f);
+	n = sscanf(line, "cpu %llu %llu %llu %llu %llu %llu %llu %llu %llu "
+		   "%llu", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6],
+		   &v[7], &v[8], &v[9]);
 	if (n < 5)
 		return;
 	/* guest and guest_nice (8, 9) are already inside user and nice. */

@@ -16,6 +16,7 @@
 #include <liburing.h>
 #endif
 
+#include "core/kernel.h"
 #include "xfer/method.h"
 #include "core/pipe.h"
 #include "probe/probe.h"
@@ -30,19 +31,6 @@ int probe_res(struct probe_result *r, int err, const char *fmt, ...)
 	va_end(ap);
 	r->err = err;
 	return err;
-}
-
-static long long read_proc(const char *path)
-{
-	long long v = -1;
-	FILE *f = fopen(path, "re");
-
-	if (f) {
-		if (fscanf(f, "%lld", &v) != 1)
-			v = -1;
-		fclose(f);
-	}
-	return v;
 }
 
 /* ---- kernel facts ---- */
@@ -78,12 +66,15 @@ void probe_kernel(struct probe_kernel *k)
 	if (uname(&u) == 0)
 		snprintf(k->release, sizeof(k->release), "%s", u.release);
 	k->page_size = sysconf(_SC_PAGESIZE);
-	k->pipe_max_size = read_proc("/proc/sys/fs/pipe-max-size");
-	k->pipe_user_pages_soft =
-		read_proc("/proc/sys/fs/pipe-user-pages-soft");
-	k->pipe_user_pages_hard =
-		read_proc("/proc/sys/fs/pipe-user-pages-hard");
-	k->io_uring_disabled = read_proc("/proc/sys/kernel/io_uring_disabled");
+	k->pipe_max_size = k->pipe_user_pages_soft = -1;
+	k->pipe_user_pages_hard = k->io_uring_disabled = -1;
+	kernel_read_ll("/proc/sys/fs/pipe-max-size", &k->pipe_max_size);
+	kernel_read_ll("/proc/sys/fs/pipe-user-pages-soft",
+		       &k->pipe_user_pages_soft);
+	kernel_read_ll("/proc/sys/fs/pipe-user-pages-hard",
+		       &k->pipe_user_pages_hard);
+	kernel_read_ll("/proc/sys/kernel/io_uring_disabled",
+		       &k->io_uring_disabled);
 	probe_pipes(k);
 }
 /* ---- io_uring ---- */
@@ -101,25 +92,6 @@ static const int uring_op_codes[DND_PROBE_URING_OPS] = {
 	IORING_OP_SENDMSG_ZC,
 };
 
-static void uring_setup_why(struct probe_uring *u, int e)
-{
-	long long dis = read_proc("/proc/sys/kernel/io_uring_disabled");
-
-	if (e == -ENOSYS)
-		snprintf(u->why, sizeof(u->why),
-			 "io_uring_setup: this kernel "
-			 "was built without io_uring");
-	else if (e == -EPERM && dis > 0)
-		snprintf(u->why, sizeof(u->why),
-			 "io_uring_setup: %s (kernel.io_uring_disabled=%lld: "
-			 "%s; set it to 0)", strerror(-e), dis, dis == 1 ?
-			 "only root and kernel.io_uring_group may use it" :
-			 "disabled for everyone");
-	else
-		snprintf(u->why, sizeof(u->why), "io_uring_setup: %s",
-			 strerror(-e));
-}
-
 static void uring_fill(struct probe_uring *u)
 {
 	struct io_uring ring;
@@ -128,8 +100,7 @@ static void uring_fill(struct probe_uring *u)
 
 	u->built = true;
 	if (e < 0) {
-		u->err = e;
-		uring_setup_why(u, e);
+		u->err = kernel_uring_why(e, u->why, sizeof(u->why));
 		return;
 	}
 	p = io_uring_get_probe_ring(&ring);

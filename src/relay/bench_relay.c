@@ -18,6 +18,7 @@
 
 #include "relay/bench_relay.h"
 #include "core/json.h"
+#include "core/kernel.h"
 #include "core/log.h"
 #include "core/net.h"
 #include "cli/opts.h"
@@ -85,16 +86,12 @@ static int br_proc_cpu(long pid, double *user, double *sys)
 {
 	char path[64], buf[1024], *p;
 	unsigned long long ut, st;
-	FILE *f;
-	size_t n;
+	ssize_t n;
 
 	snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
-	f = fopen(path, "re");
-	if (!f)
-		return -errno;
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = 0;
+	n = kernel_read_file(path, buf, sizeof(buf));
+	if (n < 0)
+		return (int)n;
 	/* The command name may hold spaces and parentheses: skip past it. */
 	p = strrchr(buf, ')');
 	if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u "
