@@ -5,7 +5,6 @@
  * and every wait is a bounded poll, so no check can hang.
  */
 #include <sys/epoll.h>
-#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/sendfile.h>
 #include <sys/socket.h>
@@ -14,7 +13,6 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <linux/errqueue.h>
-#include <linux/sockios.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -30,6 +28,7 @@
 
 #include "core/net.h"
 #include "core/pipe.h"
+#include "core/zcopy.h"
 #include "probe/probe_live.h"
 
 #define PROBE_WAIT_MS 1000 /* bound on each wait of a live check */
@@ -60,22 +59,6 @@ static bool pattern_ok(const unsigned char *p, size_t n, size_t off)
 		if (p[i] != (unsigned char)((off + i) % 251))
 			return false;
 	return true;
-}
-
-/* Bytes queued for reading: a socket's receive queue or a pipe's content. */
-static long long fd_inq(int fd)
-{
-	int v;
-
-	return ioctl(fd, FIONREAD, &v) == -1 ? -errno : v;
-}
-
-/* A socket's unsent plus unacknowledged bytes. */
-static long long fd_outq(int fd)
-{
-	int v;
-
-	return ioctl(fd, SIOCOUTQ, &v) == -1 ? -errno : v;
 }
 
 /* ---- loopback connection and pipe ---- */
@@ -190,7 +173,7 @@ out:
 static long long conn_queue(struct probe_conn *c, size_t n)
 {
 	unsigned char buf[16384];
-	long long start = fd_inq(c->srv), q = start, last = -1;
+	long long start = net_inq(c->srv), q = start, last = -1;
 	long long end = now_ms() + PROBE_WAIT_MS;
 	size_t sent = 0;
 	int stable = 0;
@@ -208,7 +191,7 @@ static long long conn_queue(struct probe_conn *c, size_t n)
 				break;
 			sent += (size_t)w;
 		}
-		q = fd_inq(c->srv);
+		q = net_inq(c->srv);
 		if (q < 0 || q >= start + (long long)n)
 			break;
 		stable = q == last ? stable + 1 : 0;
@@ -234,7 +217,7 @@ static void conn_drain(struct probe_conn *c)
 
 	while (now_ms() < end) {
 		sock_discard(c->srv);
-		if (fd_outq(c->cli) == 0 && fd_inq(c->srv) == 0)
+		if (net_outq(c->cli) == 0 && net_inq(c->srv) == 0)
 			return;
 		poll(NULL, 0, 2);
 	}
@@ -492,25 +475,21 @@ int probe_live_sendfile(struct probe_result *r)
 /* Adds the MSG_ZEROCOPY completions waiting on fd's error queue. */
 static int zc_reap(int fd, long long *done, long long *copied)
 {
-	char ctl[CMSG_SPACE(sizeof(struct sock_extended_err) + 64)];
+	char ctl[CMSG_SPACE(sizeof(struct sock_extended_err) +
+			    sizeof(struct sockaddr_in6))];
 	struct msghdr m = { .msg_control = ctl, .msg_controllen = sizeof(ctl) };
-	struct sock_extended_err ee;
-	struct cmsghdr *cm;
+	struct zcopy_done d;
+	int e;
 
 	if (recvmsg(fd, &m, MSG_ERRQUEUE | MSG_DONTWAIT) == -1)
 		return errno == EAGAIN ? 0 : -errno;
-	for (cm = CMSG_FIRSTHDR(&m); cm; cm = CMSG_NXTHDR(&m, cm)) {
-		if (cm->cmsg_level != SOL_IP || cm->cmsg_type != IP_RECVERR)
-			continue;
-		memcpy(&ee, CMSG_DATA(cm), sizeof(ee));
-		if (ee.ee_origin != SO_EE_ORIGIN_ZEROCOPY || ee.ee_errno)
-			continue;
-		/* [ee_info, ee_data] is a range of send calls, coalesced. */
-		*done += (long long)(ee.ee_data - ee.ee_info) + 1;
-		if (ee.ee_code & SO_EE_CODE_ZEROCOPY_COPIED)
-			*copied += (long long)(ee.ee_data - ee.ee_info) + 1;
+	e = zcopy_parse(&m, &d);
+	if (e > 0) {
+		*done += (long long)zcopy_calls(&d);
+		if (d.copied)
+			*copied += (long long)zcopy_calls(&d);
 	}
-	return 0;
+	return e < 0 ? e : 0;
 }
 
 /* Sends n bytes with MSG_ZEROCOPY and waits for their completions. */
@@ -749,7 +728,7 @@ int probe_live_seed004_b(struct probe_result *r)
 	if (e)
 		return e;
 	for (; calls < 32; calls++) {
-		long long q = fd_inq(s.c.srv);
+		long long q = net_inq(s.c.srv);
 		ssize_t n;
 
 		if (q < low)
@@ -805,8 +784,8 @@ int probe_live_seed004_c(struct probe_result *r)
 		n = splice(s.c.srv, NULL, s.p.wr, NULL, 1 << 20, PROBE_SPLICE);
 	err = n == -1 ? errno : 0;
 	readable = wait_fd(s.c.srv, POLLIN, -1, 0);
-	r->val[0] = fd_inq(s.p.rd);
-	r->val[1] = fd_inq(s.c.srv);
+	r->val[0] = net_inq(s.p.rd);
+	r->val[1] = net_inq(s.c.srv);
 	r->val[2] = err;
 	if (err != EAGAIN || r->val[1] <= 0)
 		e = probe_res(r, err == EAGAIN ? -EAGAIN : -EOPNOTSUPP,

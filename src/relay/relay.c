@@ -3,13 +3,11 @@
  * Seed 004's relay: many TCP flows through one level-triggered epoll loop,
  * each direction spliced socket -> pipe -> socket (relay_pump.c) [hap].
  */
-#include <sys/ioctl.h>		/* TIOCOUTQ, behind SIOCOUTQ */
 #include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
-#include <linux/sockios.h>	/* SIOCOUTQ */
 #include <errno.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -95,10 +93,11 @@ static void relay_close_fd(struct relay *r, int fd, bool reset)
 static void relay_count_discard(struct relay *r, struct relay_flow *f)
 {
 	uint64_t q;
-	int i;
+	int i, n;
 
 	for (i = 0; i < 2; i++) {
-		q = (uint64_t)relay_ioctl(f->fd[!i], SIOCOUTQ);
+		n = net_outq(f->fd[!i]);
+		q = n > 0 ? (uint64_t)n : 0;
 		if (q > f->sent[i])
 			q = f->sent[i];
 		r->st->bytes[i] -= q;
@@ -531,7 +530,9 @@ static void relay_flush_check(struct relay *r)
 
 	for (f = r->flushing.head; f; f = next) {
 		next = f->next;
-		q = relay_ioctl(f->fd[f->err[0] ? 1 : 0], SIOCOUTQ);
+		q = net_outq(f->fd[f->err[0] ? 1 : 0]);
+		if (q < 0)
+			q = 0;
 		if (q && q != f->outq) {
 			f->outq = q;
 			f->last = r->el.now;

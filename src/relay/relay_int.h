@@ -82,9 +82,6 @@ void relay_list_add(struct relay_list *l, struct relay_flow *f);
 /* Takes f out of its list, if any. */
 void relay_list_del(struct relay_flow *f);
 
-/* A socket ioctl's count (SIOCOUTQ, FIONREAD, SIOCATMARK); 0 on failure. */
-int relay_ioctl(int fd, unsigned long req);
-
 /* Marks fd[s] broken with err (-errno): see relay_pump.c. */
 void relay_sock_broken(struct relay *r, struct relay_flow *f, int s, int err);
 

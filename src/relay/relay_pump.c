@@ -4,13 +4,12 @@
  * non-blocking splice [hap raw_sock.c], or through a buffer; and what a
  * broken socket or TCP urgent data do to it.
  */
-#include <sys/ioctl.h>
 #include <sys/socket.h>
-#include <linux/sockios.h>	/* SIOCOUTQ, SIOCATMARK */
 #include <errno.h>
 #include <fcntl.h>		/* splice() */
 #include <stdlib.h>
 
+#include "core/net.h"
 #include "relay/relay_int.h"
 
 /*
@@ -55,16 +54,6 @@ void relay_list_del(struct relay_flow *f)
 	f->list = NULL;
 }
 
-/* A socket ioctl's count (SIOCOUTQ, FIONREAD, SIOCATMARK); 0 on failure. */
-int relay_ioctl(int fd, unsigned long req)
-{
-	int v = 0;
-
-	if (fd < 0 || ioctl(fd, req, &v) == -1 || v < 0)
-		return 0;
-	return v;
-}
-
 /* Takes a pipe for a direction about to read; none left means copying. */
 static void relay_dir_pipe(struct relay *r, struct relay_flow *f,
 			   struct relay_dir *d)
@@ -104,8 +93,7 @@ static ssize_t relay_fill_pipe(struct relay *r, struct relay_dir *d, int src,
 	}
 	if (n == -1 && errno != EAGAIN)
 		return errno == EINTR ? -EINTR : -errno;
-	if (relay_ioctl(src, SIOCATMARK) ||
-	    (n == 0 && relay_ioctl(src, FIONREAD))) {
+	if (net_at_mark(src) > 0 || (n == 0 && net_inq(src) > 0)) {
 		*at_mark = true;
 		if (d->count)
 			d->full = true;	/* drain, then copy past the mark */
@@ -118,7 +106,7 @@ static ssize_t relay_fill_pipe(struct relay *r, struct relay_dir *d, int src,
 	 * cannot tell: it may be out of slots, one per skb fragment, long before
 	 * it is out of bytes. The socket's queue tells.
 	 */
-	if (d->count && relay_ioctl(src, FIONREAD)) {
+	if (d->count && net_inq(src) > 0) {
 		d->full = true;
 		r->st->eagain_pipe_full++;
 	} else {
