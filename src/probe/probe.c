@@ -2,7 +2,8 @@
 /*
  * What this kernel and process can do: kernel and pipe limits, io_uring's
  * opcodes, and the feature table that `dnd probe --require`, bench and the
- * tests share. The live checks themselves are in probe_live.c.
+ * tests share. The live checks are in probe_live.c (features) and
+ * probe_seed.c (seed 004's kernel behaviours).
  */
 #include <sys/utsname.h>
 #include <errno.h>
@@ -20,18 +21,9 @@
 #include "xfer/method.h"
 #include "core/pipe.h"
 #include "probe/probe.h"
+#include "probe/probe_check.h"
 #include "probe/probe_live.h"
-
-int probe_res(struct probe_result *r, int err, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(r->why, sizeof(r->why), fmt, ap);
-	va_end(ap);
-	r->err = err;
-	return err;
-}
+#include "probe/probe_seed.h"
 
 /* ---- kernel facts ---- */
 
@@ -233,17 +225,17 @@ static const struct probe_feature features[] = {
 	{ "netns", "unshare(CLONE_NEWNET) in a child (ip netns)", 0, { NULL },
 	  probe_live_netns },
 	{ "seed004-a", "(a) one splice takes many queued segments",
-	  DND_PF_SEED, { "mss", "queued", "spliced" }, probe_live_seed004_a },
+	  DND_PF_SEED, { "mss", "queued", "spliced" }, probe_seed004_a },
 	{ "seed004-b", "(b) splice(len 1000) never returns more than 1000",
 	  DND_PF_SEED, { "asked", "max_returned", "calls", "min_queued" },
-	  probe_live_seed004_b },
+	  probe_seed004_b },
 	{ "seed004-c", "(c) full pipe, data queued: splice says EAGAIN",
 	  DND_PF_SEED,
 	  { "pipe_bytes", "socket_queued", "errno", "empty_socket_errno" },
-	  probe_live_seed004_c },
+	  probe_seed004_c },
 	{ "seed004-d", "(d) SO_RCVLOWAT delays epoll; then splice reads",
 	  DND_PF_SEED, { "lowat", "ready_below", "ready_at", "spliced" },
-	  probe_live_seed004_d },
+	  probe_seed004_d },
 	{ NULL, NULL, 0, { NULL }, NULL },
 };
 

@@ -85,7 +85,8 @@ ok "table"
 
 # --- --require ---------------------------------------------------------------
 expect_exit 0 "$DND" probe --require splice-socket-pipe,rw
-expect_out "splice-socket-pipe: yes: moved"
+expect_out "splice-socket-pipe: yes: splice(loopback socket -> pipe) moved "
+expect_out " bytes, read back intact"
 expect_out "rw: yes: method rw is usable"
 
 expect_exit 2 "$DND" probe --require splice,no-such-thing
