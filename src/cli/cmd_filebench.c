@@ -246,8 +246,7 @@ static void fb_emit_json(const struct fb_path *p, unsigned int i,
 {
 	struct json j;
 
-	json_begin(&j, stdout);
-	json_u64(&j, "schema", 1);
+	json_begin_doc(&j, stdout, "filebench_run");
 	json_str(&j, "path", p->name);
 	json_str(&j, "what", p->what);
 	json_u64(&j, "run", i);

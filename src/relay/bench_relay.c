@@ -329,8 +329,7 @@ static void br_json(const struct br_opts *b, const struct br_run *r,
 {
 	struct json j;
 
-	json_begin(&j, stdout);
-	json_str(&j, "schema", "dnd-bench-relay/1");
+	json_begin_doc(&j, stdout, "bench_relay_run");
 	json_str(&j, "path", br_name(b, r->mode));
 	json_u64(&j, "flows", r->flows);
 	json_u64(&j, "run", rep);

@@ -30,6 +30,7 @@
 
 #define T_WAIT_MS 5000		/* bound on every wait in here */
 #define T_RESET_BYTES (1u << 20)
+#define T_STATS_HEAD "{\"schema\":1,\"type\":\"relay_stats\","
 
 /* flags: SOCK_NONBLOCK for the relay's listener (it accepts in a loop). */
 static int t_listen(uint16_t *port, int flags)
@@ -227,8 +228,12 @@ static void t_oob(enum relay_mode mode, const char *name)
 	close(tl);
 	t_relay_stop(pid, statfd, stats, sizeof(stats));
 	CHECK(t_num(stats, "completed") == 1 && t_num(stats, "resets") == 0 &&
+	      t_num(stats, "errors") == 0 &&
 	      t_num(stats, "bytes_client_to_target") == sizeof(out),
 	      "%s oob: relay stats: %s", name, stats);
+	CHECK(!strncmp(stats, T_STATS_HEAD, strlen(T_STATS_HEAD)),
+	      "%s oob: the stats line starts with schema 1, type relay_stats",
+	      name);
 	if (mode == DND_RELAY_SPLICE)
 		CHECK(t_num(stats, "urgent_copies") >= 1 &&
 		      t_num(stats, "splice_in_calls") >= 2,
