@@ -9,8 +9,8 @@
 #include <stdio.h>
 
 #include "bench/bench_types.h"
-/* cmd_bench.c reaches the exporters through this header; drop the include
- * once it includes bench_export.h itself. */
+/* cli/cmd_bench.c reaches the exporters through this header; drop this
+ * include once it includes bench_export.h itself. */
 #include "bench/bench_export.h"
 
 /* Marks the fastest cell of each table row (c->best). */

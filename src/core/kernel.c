@@ -59,12 +59,14 @@ static void kernel_uring_eperm(char *why, size_t len)
 
 	kernel_read_ll(DND_URING_DISABLED, &dis);
 	if (dis == 1)
-		snprintf(why, len, "io_uring_setup: %s (kernel.io_uring_disabled"
-			 "=1: only root and members of kernel.io_uring_group "
-			 "may use it; set it to 0)", strerror(EPERM));
+		snprintf(why, len, "io_uring_setup: %s (kernel."
+			 "io_uring_disabled=1: only root and members of "
+			 "kernel.io_uring_group may use it; set it to 0)",
+			 strerror(EPERM));
 	else if (dis >= 2)
-		snprintf(why, len, "io_uring_setup: %s (kernel.io_uring_disabled"
-			 "=%lld: disabled for everyone; set it to 0)",
+		snprintf(why, len, "io_uring_setup: %s (kernel."
+			 "io_uring_disabled=%lld: disabled for everyone; set "
+			 "it to 0)",
 			 strerror(EPERM), dis);
 	else
 		snprintf(why, len, "io_uring_setup: %s (not by "
@@ -79,7 +81,8 @@ int kernel_uring_why(int err, char *why, size_t len)
 		return err;
 	if (err == -ENOSYS)
 		snprintf(why, len, "io_uring_setup: %s (this kernel was built "
-			 "without io_uring, CONFIG_IO_URING)", strerror(ENOSYS));
+			 "without io_uring, CONFIG_IO_URING)",
+			 strerror(ENOSYS));
 	else if (err == -EPERM)
 		kernel_uring_eperm(why, len);
 	else if (err == -ENOMEM)

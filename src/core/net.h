@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/* TCP sockets: listen, accept, connect (IPv4 and IPv6 via getaddrinfo). */
+/*
+ * TCP sockets: listen, accept, connect (IPv4 and IPv6 via getaddrinfo), and
+ * what their queues hold (SIOCINQ, SIOCOUTQ, SIOCATMARK).
+ */
 #ifndef DND_NET_H
 #define DND_NET_H
 

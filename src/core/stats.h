@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/* What a run costs: wall time, process and system CPU, system calls by kind. */
+/*
+ * What a run costs: wall time, process and system CPU, system calls by kind;
+ * and the median that every repeated measurement is summarized with.
+ */
 #ifndef DND_STATS_H
 #define DND_STATS_H
 

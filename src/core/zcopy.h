@@ -26,8 +26,8 @@ struct zcopy_done {
  * (IPv4) or IPV6_RECVERR (IPv6, and IPv4-mapped on an IPv6 socket) control
  * message. Returns 1 with *d filled when it is a MSG_ZEROCOPY completion,
  * 0 when the message holds none (another origin, no such control message,
- * or one cut shorter than struct sock_extended_err), or -errno when the kernel reported a failed
- * completion (ee_errno). Reads msg only.
+ * or one cut shorter than struct sock_extended_err), or -errno when the
+ * kernel reported a failed completion (ee_errno). Reads msg only.
  */
 int zcopy_parse(struct msghdr *msg, struct zcopy_done *d);
 

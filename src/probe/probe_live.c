@@ -180,7 +180,8 @@ static int zc_send(struct probe_conn *c, size_t n, struct probe_result *r)
 {
 	void *buf = mmap(NULL, n, PROT_READ | PROT_WRITE,
 			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	long long end = probe_now_ms() + DND_PROBE_WAIT_MS, done = 0, copied = 0, calls;
+	long long end = probe_now_ms() + DND_PROBE_WAIT_MS;
+	long long done = 0, copied = 0, calls;
 	ssize_t w;
 	int e = 0;
 

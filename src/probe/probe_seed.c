@@ -135,7 +135,8 @@ static int seed_empty_errno(struct seed_live *s)
 {
 	probe_pipe_empty(&s->p);
 	probe_conn_drain(&s->c);
-	if (splice(s->c.srv, NULL, s->p.wr, NULL, 65536, DND_PROBE_SPLICE) != -1)
+	if (splice(s->c.srv, NULL, s->p.wr, NULL, 65536,
+		   DND_PROBE_SPLICE) != -1)
 		return 0;
 	return errno;
 }
@@ -152,7 +153,8 @@ int probe_seed004_c(struct probe_result *r)
 	if (e)
 		return e;
 	for (i = 0; i < 64 && n != -1; i++)
-		n = splice(s.c.srv, NULL, s.p.wr, NULL, 1 << 20, DND_PROBE_SPLICE);
+		n = splice(s.c.srv, NULL, s.p.wr, NULL, 1 << 20,
+			   DND_PROBE_SPLICE);
 	err = n == -1 ? errno : 0;
 	readable = probe_wait_fd(s.c.srv, POLLIN, -1, 0);
 	r->val[0] = net_inq(s.p.rd);
@@ -222,8 +224,9 @@ int probe_seed004_d(struct probe_result *r)
 	}
 	nb = lowat_step(&c, ep, (size_t)lowat / 2, 50, &below);
 	na = lowat_step(&c, ep, (size_t)lowat, DND_PROBE_WAIT_MS, &at);
-	if (na == 1 &&
-	    (n = splice(c.srv, NULL, p.wr, NULL, p.size, DND_PROBE_SPLICE)) == -1)
+	if (na == 1)
+		n = splice(c.srv, NULL, p.wr, NULL, p.size, DND_PROBE_SPLICE);
+	if (na == 1 && n == -1)
 		serr = errno;
 	r->val[0] = lowat;
 	r->val[1] = nb;

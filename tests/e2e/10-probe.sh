@@ -75,7 +75,8 @@ for s in a b c; do
 done
 has '.seed004["seed004-a"] | .spliced > .mss' "(a) more than one segment"
 has '.seed004["seed004-b"] | .max_returned <= 1000 and .calls == 32' "(b) <= 1000"
-has '.seed004["seed004-c"] | .splice_errno == 11 and .socket_queued > 0' "(c) EAGAIN"
+has '.seed004["seed004-c"] | .splice_errno == 11 and
+	.socket_queued > 0' "(c) EAGAIN"
 ok "JSON report"
 
 # --- the table -------------------------------------------------------------
