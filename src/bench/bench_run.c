@@ -84,22 +84,20 @@ out:
 static int bench_check_side(const struct dnd_method *m, bool sender,
 			    enum dnd_ep ep, char *why, size_t len)
 {
-	struct dnd_xfer x;
-	char w[256];
+	const struct xfer_cfg c = {
+		.m = m,
+		.sender = sender,
+		.ep = ep,
+		.fmode = ep == DND_EP_FILE ? S_IFREG | 0644 : S_IFCHR | 0666,
+	};
+	char w[256] = "";
+	int r = xfer_check(&c, w, sizeof(w));
 
-	if (method_probe(m, w, sizeof(w))) {
-		snprintf(why, len, "%s: %s", m->name, w[0] ? w : "unavailable");
-		return -1;
-	}
-	xfer_init(&x, m, sender, -1, -1);
-	x.ep = ep;
-	x.fmode = ep == DND_EP_FILE ? S_IFREG | 0644 : S_IFCHR | 0666;
-	w[0] = '\0';
-	if (m->check && m->check(&x, w, sizeof(w))) {
+	if (r == -EINVAL)
 		snprintf(why, len, "%s", w[0] ? w : "the method refuses this");
-		return -1;
-	}
-	return 0;
+	else if (r)
+		snprintf(why, len, "%s: %s", m->name, w[0] ? w : "unavailable");
+	return r ? -1 : 0;
 }
 
 void bench_cell_check(const struct bench *b, struct bench_cell *c)

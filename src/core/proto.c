@@ -1,9 +1,15 @@
 // SPDX-License-Identifier: MIT
-/* Encoding and strict decoding of dnd's messages; see proto.h. */
+/*
+ * dnd's wire format in one place: encoding, strict decoding, and sending
+ * and receiving each message; see proto.h.
+ */
+#include <sys/socket.h>
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "core/io.h"
+#include "core/net.h"
 #include "core/proto.h"
 
 static const char magic_hdr[4] = { 'D', 'N', 'D', 'H' };
@@ -139,4 +145,64 @@ const char *proto_status_name(unsigned int status)
 		return "receiver could not land the data";
 	}
 	return "unknown status";
+}
+
+int proto_send_hdr(int sock, const struct dnd_hdr *h)
+{
+	uint8_t b[DND_MSG_LEN];
+
+	proto_put_hdr(b, h);
+	return net_send_all(sock, b, sizeof(b));
+}
+
+int proto_recv_hdr(int sock, struct dnd_hdr *h, char *why, size_t len)
+{
+	uint8_t b[DND_MSG_LEN];
+	int r = net_recv_all(sock, b, sizeof(b));
+
+	return r ? r : proto_get_hdr(b, h, why, (unsigned int)len);
+}
+
+int proto_send_end(int sock, bool trailer, const struct dnd_end *e)
+{
+	uint8_t b[DND_MSG_LEN];
+
+	proto_put_end(b, trailer, e);
+	return net_send_all(sock, b, sizeof(b));
+}
+
+int proto_recv_end(int sock, bool trailer, struct dnd_end *e, char *why,
+		   size_t len)
+{
+	uint8_t b[DND_MSG_LEN];
+	int r = net_recv_all(sock, b, sizeof(b));
+
+	return r ? r : proto_get_end(b, trailer, e, why, (unsigned int)len);
+}
+
+int proto_send_seg(struct dnd_syscalls *sc, int sock, uint64_t n)
+{
+	uint8_t b[DND_SEG_HDR_LEN];
+
+	proto_put_seg(b, n);
+	return io_write_all(sc, sock, b, sizeof(b));
+}
+
+/* A header that stops half-way is a stall (-EAGAIN) or a close (-ENODATA),
+ * told apart as for any other read. */
+int proto_recv_seg(struct dnd_syscalls *sc, int sock, uint64_t *n)
+{
+	uint8_t b[DND_SEG_HDR_LEN];
+	size_t got = 0;
+
+	while (got < sizeof(b)) {
+		ssize_t r = io_recv(sc, sock, b + got, sizeof(b) - got, 0);
+
+		if (r < 0)
+			return (int)r;
+		if (r == 0)
+			return -ENODATA;
+		got += (size_t)r;
+	}
+	return proto_get_seg(b, n);
 }

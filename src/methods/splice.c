@@ -27,12 +27,12 @@ static int splice_probe(char *why, size_t len)
 	return 0;
 }
 
-static int splice_check(const struct dnd_xfer *x, char *why, size_t len)
+static int splice_check(const struct xfer_cfg *c, char *why, size_t len)
 {
-	if (x->ep == DND_EP_STREAM && !S_ISFIFO(x->fmode) &&
-	    !S_ISSOCK(x->fmode)) {
+	if (c->ep == DND_EP_STREAM && !S_ISFIFO(c->fmode) &&
+	    !S_ISSOCK(c->fmode)) {
 		snprintf(why, len, "splice needs a file, pipe or socket %s; "
-			 "use -m rw", x->sender ? "source" : "sink");
+			 "use -m rw", c->sender ? "source" : "sink");
 		return -EINVAL;
 	}
 	return 0;
@@ -45,14 +45,14 @@ static int splice_setup(struct dnd_xfer *x)
 
 	if (!p)
 		return -ENOMEM;
-	r = pipe_open(p, x->pipe_size);
+	r = pipe_open(p, x->cfg->pipe_size);
 	if (r) {
 		free(p);
 		return xfer_fail(x, r, "F_SETPIPE_SZ");
 	}
 	x->priv = p;
-	x->pipe_got = p->size;
-	x->eff_bsz = x->bsz;
+	x->out.pipe_got = p->size;
+	x->out.eff_bsz = x->cfg->bsz;
 	return 0;
 }
 
@@ -63,8 +63,8 @@ static int splice_drain(struct dnd_xfer *x, int out, loff_t *off, size_t n,
 	struct dnd_pipe *p = x->priv;
 
 	while (n) {
-		ssize_t m = io_splice(&x->sc, DND_SC_SPLICE_OUT, p->rd, NULL,
-				      out, off, n, x->splice_flags);
+		ssize_t m = io_splice(&x->out.sc, DND_SC_SPLICE_OUT, p->rd, NULL,
+				      out, off, n, x->cfg->splice_flags);
 
 		if (m < 0)
 			return xfer_fail(x, (int)m, op);
@@ -82,9 +82,9 @@ static ssize_t splice_send(struct dnd_xfer *x, size_t len)
 	ssize_t n;
 	int r;
 
-	n = io_splice(&x->sc, DND_SC_SPLICE_IN, x->fd,
-		      x->ep == DND_EP_FILE ? &off : NULL, p->wr, NULL,
-		      len < x->bsz ? len : x->bsz, x->splice_flags);
+	n = io_splice(&x->out.sc, DND_SC_SPLICE_IN, x->fd,
+		      x->cfg->ep == DND_EP_FILE ? &off : NULL, p->wr, NULL,
+		      len < x->cfg->bsz ? len : x->cfg->bsz, x->cfg->splice_flags);
 	if (n <= 0)
 		return n == 0 ? 0 : xfer_fail(x, (int)n, "splice source->pipe");
 	r = splice_drain(x, x->sock, NULL, (size_t)n, "splice pipe->socket");
@@ -98,11 +98,11 @@ static ssize_t splice_recv(struct dnd_xfer *x, size_t len)
 	ssize_t n;
 	int r;
 
-	n = io_splice(&x->sc, DND_SC_SPLICE_IN, x->sock, NULL, p->wr, NULL,
-		      len < x->bsz ? len : x->bsz, x->splice_flags);
+	n = io_splice(&x->out.sc, DND_SC_SPLICE_IN, x->sock, NULL, p->wr, NULL,
+		      len < x->cfg->bsz ? len : x->cfg->bsz, x->cfg->splice_flags);
 	if (n <= 0)
 		return n == 0 ? 0 : xfer_fail(x, (int)n, "splice socket->pipe");
-	r = splice_drain(x, x->fd, x->ep == DND_EP_FILE ? &off : NULL,
+	r = splice_drain(x, x->fd, x->cfg->ep == DND_EP_FILE ? &off : NULL,
 			 (size_t)n, "splice pipe->file");
 	return r ? r : n;
 }
