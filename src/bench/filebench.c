@@ -221,16 +221,7 @@ static int fb_run_one(const struct fb_path *p, const struct dnd_method *m,
 
 static double fb_median(double *v, unsigned int n)
 {
-	unsigned int i, j;
-
-	for (i = 1; i < n; i++)
-		for (j = i; j > 0 && v[j - 1] > v[j]; j--) {
-			double t = v[j];
-
-			v[j] = v[j - 1];
-			v[j - 1] = t;
-		}
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+	return stats_median(v, n, NULL, NULL);
 }
 
 static void fb_emit_json(const struct fb_path *p, unsigned int i,
@@ -239,8 +230,7 @@ static void fb_emit_json(const struct fb_path *p, unsigned int i,
 {
 	struct json j;
 
-	json_begin(&j, stdout);
-	json_u64(&j, "schema", 1);
+	json_begin_doc(&j, stdout, "filebench_run");
 	json_str(&j, "path", p->name);
 	json_str(&j, "what", p->what);
 	json_u64(&j, "run", i);

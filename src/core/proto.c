@@ -113,7 +113,7 @@ int proto_get_end(const uint8_t in[DND_MSG_LEN], bool trailer,
 	e->flags = get16(in + 6);
 	e->bytes = get64(in + 8);
 	e->hash = get64(in + 16);
-	if (e->flags & ~DND_TF_HASH || e->status > DND_ST_IOERR ||
+	if (e->flags & ~DND_TF_HASH || e->status > DND_ST_MAX ||
 	    e->bytes > DND_LEN_MAX) {
 		snprintf(why, len, "malformed %s", trailer ? "trailer" : "reply");
 		return -EBADMSG;
@@ -143,6 +143,10 @@ const char *proto_status_name(unsigned int status)
 		return "byte count mismatch";
 	case DND_ST_IOERR:
 		return "receiver could not land the data";
+	case DND_ST_NOHASH:
+		return "the sender sent no hash to verify against";
+	case DND_ST_MALFORMED:
+		return "bytes followed the trailer";
 	}
 	return "unknown status";
 }
@@ -205,4 +209,17 @@ int proto_recv_seg(struct dnd_syscalls *sc, int sock, uint64_t *n)
 		got += (size_t)r;
 	}
 	return proto_get_seg(b, n);
+}
+
+int proto_recv_eof(int sock)
+{
+	char c;
+	ssize_t r;
+
+	do
+		r = recv(sock, &c, 1, 0);
+	while (r == -1 && errno == EINTR && !io_stop_signal);
+	if (r == -1)
+		return -errno;
+	return r ? -EBADMSG : 0;
 }

@@ -39,6 +39,9 @@ enum dnd_status {
 	DND_ST_MISMATCH = 1,	/* hashes differ: nothing landed */
 	DND_ST_SHORT = 2,	/* byte counts differ: nothing landed */
 	DND_ST_IOERR = 3,	/* the receiver could not land the data */
+	DND_ST_NOHASH = 4,	/* no hash from the sender: nothing landed */
+	DND_ST_MALFORMED = 5,	/* bytes after the trailer: nothing landed */
+	DND_ST_MAX = DND_ST_MALFORMED,
 };
 
 struct dnd_hdr {
@@ -87,6 +90,9 @@ int proto_recv_end(int sock, bool trailer, struct dnd_end *e, char *why,
  * sc with the data path's. */
 int proto_send_seg(struct dnd_syscalls *sc, int sock, uint64_t n);
 int proto_recv_seg(struct dnd_syscalls *sc, int sock, uint64_t *n);
+/* After the trailer the sender only shuts down: 0 at that end of the
+ * stream, -EBADMSG when bytes follow, or an error as above. */
+int proto_recv_eof(int sock);
 
 /* A short name for a reply status ("hash mismatch"). */
 const char *proto_status_name(unsigned int status);

@@ -90,6 +90,10 @@ static ssize_t mmap_send(struct dnd_xfer *x, size_t len)
 		return xfer_fail(x, r, "mmap source");
 	r = io_write_all(&x->out.sc, x->sock, (char *)map + delta, n);
 	io_munmap(&x->out.sc, map, delta + n);
+	/* A mapping past the end of a file that shrank under us: write()
+	 * reports EFAULT (touching it would be SIGBUS). */
+	if (r == -EFAULT && x->cfg->ep == DND_EP_FILE)
+		return xfer_fail(x, -ENODATA, "source ended early");
 	if (r)
 		return xfer_fail(x, r, "write socket");
 	return (ssize_t)n;
@@ -143,6 +147,7 @@ static ssize_t mmap_recv(struct dnd_xfer *x, size_t len)
 
 		if (n < 0) {
 			io_munmap(&x->out.sc, map, delta + want);
+			x->out.held = got;
 			return xfer_fail(x, (int)n, "read socket");
 		}
 		if (n == 0)

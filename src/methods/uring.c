@@ -38,6 +38,7 @@
 
 #include "core/compat.h"
 #include "core/io.h"
+#include "core/kernel.h"
 #include "core/log.h"
 #include "xfer/method.h"
 #include "cli/opts.h"
@@ -109,30 +110,6 @@ struct uring_priv {
 
 /* ---- probe ---- */
 
-static int uring_setup_why(int e, char *why, size_t len)
-{
-	char dis[16] = "?";
-	int fd;
-
-	if (e == -ENOSYS) {
-		snprintf(why, len, "io_uring is not in this kernel");
-		return -ENOSYS;
-	}
-	fd = open("/proc/sys/kernel/io_uring_disabled", O_RDONLY | O_CLOEXEC);
-	if (fd != -1) {
-		ssize_t n = read(fd, dis, sizeof(dis) - 1);
-
-		dis[n > 0 ? n - 1 : 0] = '\0';
-		close(fd);
-	}
-	if (e == -EPERM)
-		snprintf(why, len, "io_uring is disabled for this process "
-			 "(kernel.io_uring_disabled=%s; set it to 0)", dis);
-	else
-		snprintf(why, len, "io_uring_setup: %s", strerror(-e));
-	return e;
-}
-
 /* 0 when the kernel has every opcode in ops, else -ENOSYS naming them. */
 static int uring_probe_ops(char *why, size_t len, const int *ops,
 			   const char *const *names, unsigned int n)
@@ -145,7 +122,7 @@ static int uring_probe_ops(char *why, size_t len, const int *ops,
 
 	r = io_uring_queue_init(2, &ring, 0);
 	if (r)
-		return uring_setup_why(r, why, len);
+		return kernel_uring_why(r, why, len);
 	pr = io_uring_get_probe_ring(&ring);
 	if (!pr) {
 		snprintf(why, len, "io_uring cannot list its opcodes "
@@ -195,6 +172,12 @@ static int uring_splice_check(const struct xfer_cfg *c, char *why,
 	    !S_ISSOCK(c->fmode)) {
 		snprintf(why, len, "uring-splice needs a file, pipe or socket "
 			 "%s; use -m uring", c->sender ? "source" : "sink");
+		return -EINVAL;
+	}
+	if (c->hash_stream) {
+		snprintf(why, len, "uring-splice cannot hash a stream source "
+			 "it never sees; use -m uring, rw or splice, or "
+			 "--no-verify");
 		return -EINVAL;
 	}
 	return 0;

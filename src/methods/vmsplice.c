@@ -226,8 +226,10 @@ static ssize_t vms_recv(struct dnd_xfer *x, size_t len)
 	while (got < want) {
 		ssize_t n = io_read(&x->out.sc, x->sock, buf + got, want - got);
 
-		if (n < 0)
+		if (n < 0) {
+			x->out.held = got;
 			return xfer_fail(x, (int)n, "read socket");
+		}
 		if (n == 0)
 			break;
 		got += (size_t)n;

@@ -29,6 +29,7 @@
 
 #include "core/compat.h"
 #include "core/io.h"
+#include "core/zcopy.h"
 #include "xfer/method.h"
 #include "cli/opts.h"
 #include "xfer/xfer.h"
@@ -138,7 +139,7 @@ static int zc_reap(struct dnd_xfer *x)
 			.msg_control = control,
 			.msg_controllen = sizeof(control),
 		};
-		struct cmsghdr *cm;
+		struct zcopy_done d;
 		ssize_t r = io_recvmsg(&x->out.sc, x->sock, &msg, MSG_ERRQUEUE);
 
 		if (r == -EAGAIN) {
@@ -149,23 +150,11 @@ static int zc_reap(struct dnd_xfer *x)
 		}
 		if (r < 0)
 			return xfer_fail(x, (int)r, "recvmsg(MSG_ERRQUEUE)");
-		for (cm = CMSG_FIRSTHDR(&msg); cm; cm = CMSG_NXTHDR(&msg, cm)) {
-			struct sock_extended_err ee;
-
-			if (!(cm->cmsg_level == SOL_IP &&
-			      cm->cmsg_type == IP_RECVERR) &&
-			    !(cm->cmsg_level == SOL_IPV6 &&
-			      cm->cmsg_type == IPV6_RECVERR))
-				continue;
-			memcpy(&ee, CMSG_DATA(cm), sizeof(ee));
-			if (ee.ee_origin != SO_EE_ORIGIN_ZEROCOPY)
-				continue;
-			if (ee.ee_errno)
-				return xfer_fail(x, -(int)ee.ee_errno,
-						 "MSG_ZEROCOPY completion");
-			zc_credit(x, ee.ee_info, ee.ee_data,
-				  ee.ee_code & SO_EE_CODE_ZEROCOPY_COPIED);
-		}
+		r = zcopy_parse(&msg, &d);
+		if (r < 0)
+			return xfer_fail(x, (int)r, "MSG_ZEROCOPY completion");
+		if (r)
+			zc_credit(x, d.lo, d.hi, d.copied);
 	}
 }
 

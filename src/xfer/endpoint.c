@@ -99,12 +99,22 @@ int endpoint_sink(struct endpoint *e, const char *file, bool overwrite,
 	}
 	if (stat(file, &st) == 0 && !S_ISREG(st.st_mode) &&
 	    !S_ISDIR(st.st_mode)) {
-		e->fd = open(file, O_WRONLY | O_CLOEXEC);
+		/* A FIFO without a reader would block here, silently, before
+		 * dnd even listens: ask without waiting. */
+		e->fd = open(file, O_WRONLY | O_CLOEXEC |
+			     (S_ISFIFO(st.st_mode) ? O_NONBLOCK : 0));
+		if (e->fd == -1 && errno == ENXIO) {
+			snprintf(err, len, "%s is a FIFO with no reader; start "
+				 "its reader first (e.g. cat %s &)", file, file);
+			return -ENXIO;
+		}
 		if (e->fd == -1) {
 			snprintf(err, len, "cannot open %s: %s", file,
 				 strerror(errno));
 			return -errno;
 		}
+		if (S_ISFIFO(st.st_mode))
+			fcntl(e->fd, F_SETFL, 0);
 		e->own_fd = true;
 		e->ep = is_dev(&st, 1, 3) ? DND_EP_NULL : DND_EP_STREAM;
 		e->fmode = st.st_mode;

@@ -87,6 +87,8 @@ static int session_open_end(struct session *s)
 		.qd = o->qd,
 		.sync_every = o->sync_every,
 		.progress = isatty(2) && !o->json,
+		.hash_stream = o->sender && s->end.ep == DND_EP_STREAM &&
+			       o->verify && !o->raw,
 	};
 	return 0;
 }
@@ -111,7 +113,11 @@ static int session_xfer_failed(struct session *s)
 	const struct dnd_xfer *x = xfer_failed(&s->t);
 	unsigned long long done = xfer_done(&s->t);
 	const char *f = s->o->file;
+	struct xfer_out out;
 
+	/* Bytes a method had read into a buffer count as arrived. */
+	xfer_totals(&s->t, &out);
+	done += out.held;
 	if (!x)
 		return session_fail(s, "the transfer failed after %llu bytes",
 				    done);
@@ -130,6 +136,7 @@ static int session_xfer_failed(struct session *s)
 				    "connection after %llu of %llu bytes (it "
 				    "failed or was stopped)", done,
 				    (unsigned long long)s->end.len);
+	case EAGAIN:
 	case ETIMEDOUT:
 		return session_fail(s, "no progress for %g s after %llu bytes; "
 				    "the peer stalled (--timeout)",
@@ -289,6 +296,24 @@ static void session_unchecked(struct session *s)
 		 "--raw: no framing, nothing verified");
 }
 
+/* The sender's message for a reply that says the data did not land. */
+static int session_refused(struct session *s, const struct dnd_end *rep,
+			   uint64_t done)
+{
+	if (rep->status == DND_ST_IOERR)
+		return session_fail(s, "the receiver could not land the file "
+				    "(see its message); nothing was landed");
+	if (rep->status == DND_ST_NOHASH)
+		return session_fail(s, "the receiver refused the data: it "
+				    "verifies and this sender sent no hash "
+				    "(--no-verify here needs --no-verify there)");
+	return session_fail(s, "the receiver refused the data: %s (%llu "
+			    "bytes landed of %llu sent)",
+			    proto_status_name(rep->status),
+			    (unsigned long long)rep->bytes,
+			    (unsigned long long)done);
+}
+
 /* After the payload: trailer out, the receiver's reply in. 0 or 1. */
 static int session_send_end(struct session *s)
 {
@@ -309,14 +334,16 @@ static int session_send_end(struct session *s)
 	r = proto_recv_end(s->sock, false, &rep, err, sizeof(err));
 	if (r == -EBADMSG)
 		return session_fail(s, "receiver's reply: %s", err);
-	if (r)
-		return session_recv_failed(s, r, "receiver's reply", wait);
+	if (r) {
+		/* All was sent: only the confirmation is missing. */
+		session_recv_failed(s, r, "receiver's reply", wait);
+		snprintf(s->res.warning, sizeof(s->res.warning), "the data "
+			 "may have landed: check the receiver's side");
+		log_err("the data may have landed: check the receiver's side");
+		return 1;
+	}
 	if (rep.status != DND_ST_OK)
-		return session_fail(s, "the receiver refused the data: %s "
-				    "(%llu bytes landed of %llu sent)",
-				    proto_status_name(rep.status),
-				    (unsigned long long)rep.bytes,
-				    (unsigned long long)done);
+		return session_refused(s, &rep, done);
 	if (rep.bytes != done ||
 	    (t.flags & rep.flags & DND_TF_HASH && t.hash != rep.hash))
 		return session_fail(s, "the receiver's count or hash differs "
@@ -339,8 +366,7 @@ static int session_send(struct session *s)
 	if (net_tune(s->sock, o->timeout))
 		return session_fail(s, "cannot set socket options: %s",
 				    strerror(errno));
-	if (s->end.ep == DND_EP_STREAM && o->verify && !o->raw &&
-	    (o->m->flags & DND_M_USERBUF)) {
+	if (s->cfg.hash_stream) {
 		s->hash = XXH3_createState();
 		if (!s->hash)
 			return session_fail(s, "out of memory");
@@ -435,6 +461,16 @@ static int session_recv_verify(struct session *s, struct dnd_end *rep)
 		return session_fail(s, "bad trailer from the sender: %s", why);
 	if (r)
 		return session_recv_failed(s, r, "sender's trailer", wait);
+	r = proto_recv_eof(s->sock);
+	if (r == -EBADMSG) {
+		rep->status = DND_ST_MALFORMED;
+		return session_fail(s, "malformed stream from the peer: bytes "
+				    "after the sender's trailer; %s was not "
+				    "written", s->o->file);
+	}
+	if (r)
+		return session_recv_failed(s, r, "end of the sender's stream",
+					   wait);
 	if (t.bytes != done) {
 		rep->status = DND_ST_SHORT;
 		return session_fail(s, "the sender says it sent %llu bytes, "
@@ -448,8 +484,30 @@ static int session_recv_verify(struct session *s, struct dnd_end *rep)
 				    (unsigned long long)t.hash,
 				    (unsigned long long)rep->hash, s->o->file);
 	}
+	/* The receiver decides what it accepts: a file it was asked to
+	 * verify lands only against the sender's hash. */
+	if (rep->flags & DND_TF_HASH && !(t.flags & DND_TF_HASH)) {
+		rep->status = DND_ST_NOHASH;
+		return session_fail(s, "the sender sent no hash (it ran with "
+				    "--no-verify), so nothing could be "
+				    "verified; %s was not written (receive "
+				    "with --no-verify to accept unverified "
+				    "data)", s->o->file);
+	}
 	session_verdict(s, rep, &t);
 	return 0;
+}
+
+/* The receiver's sync line: what made the landed file durable. */
+static void session_sync_note(struct session *s)
+{
+	if (!s->end.landing)
+		return;
+	snprintf(s->res.sync, sizeof(s->res.sync), "%s%sfdatasync, %s",
+		 s->o->sync_every ? "writeback started every " : "",
+		 s->o->sync_every ? "--sync stream step, then " : "",
+		 s->land.in_place ?
+		 "rewritten in place" : "renamed, directory fsynced");
 }
 
 static int session_recv(struct session *s)
@@ -483,16 +541,28 @@ static int session_recv(struct session *s)
 	if (session_stopped(s))
 		return 1;
 	if (s->end.landing) {
+		session_sync_note(s);
 		r = land_commit(&s->land, xfer_done(&s->t), err, sizeof(err));
 		s->end.fd = -1;
-		if (r) {
+		if (r && !s->land.landed) {
 			rep.status = DND_ST_IOERR;
 			session_fail(s, "%s", err);
+		} else if (r) {
+			snprintf(s->res.warning, sizeof(s->res.warning), "%s",
+				 err);
+			log_err("warning: %s", err);
 		}
 	}
-	if (!o->raw && session_sent(s, proto_send_end(s->sock, false, &rep),
-				    "reply"))
-		return 1;
+	if (o->raw)
+		return s->res.error[0] ? 1 : 0;
+	r = proto_send_end(s->sock, false, &rep);
+	if (r && !s->res.error[0]) {
+		/* Landed and verified: the exit code follows the disk. */
+		snprintf(s->res.warning, sizeof(s->res.warning), "landed and "
+			 "verified, but the sender did not get the "
+			 "confirmation: %s", strerror(-r));
+		log_err("warning: %s", s->res.warning);
+	}
 	return s->res.error[0] ? 1 : 0;
 }
 

@@ -521,6 +521,7 @@ void xfer_totals(const struct xfer *t, struct xfer_out *o)
 			o->sc.calls[k] += s->sc.calls[k];
 			o->sc.bytes[k] += s->sc.bytes[k];
 		}
+		o->held += s->held;
 		o->sc.eagain += s->sc.eagain;
 		o->sc.eintr += s->sc.eintr;
 		o->zc.zc_bytes += s->zc.zc_bytes;

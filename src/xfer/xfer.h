@@ -42,6 +42,8 @@ struct xfer_cfg {
 	uint64_t sync_every;	/* receiver, --sync stream: start writeback
 				 * every this many bytes; 0: end only */
 	bool progress;		/* draw a progress line on stderr */
+	bool hash_stream;	/* sender: a stream source that must be hashed
+				 * as it passes (it cannot be read twice) */
 };
 
 /* What a stream's method reports (out). */
@@ -51,6 +53,8 @@ struct xfer_out {
 	struct dnd_syscalls sc;
 	struct dnd_zc zc;	/* zero-copy outcome, for methods that know it */
 	char detail[160];	/* the method's own note for the report */
+	uint64_t held;		/* bytes a failing hook had taken in but not
+				 * passed on (a partly filled buffer) */
 };
 
 /* How a stream's payload is framed on the wire (core/proto.h). */

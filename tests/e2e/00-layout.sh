@@ -18,7 +18,7 @@ grep -qE "$hooks" xfer/xfer.c || fail "the hook pattern matches nothing"
 
 # Headers 1:1 with sources (compat.h and -t.h type headers excepted).
 for h in */*.h; do
-	case $h in core/compat.h|*-t.h|relay/relay_int.h|bench/bench_types.h) continue ;; esac
+	case $h in core/compat.h|*-t.h|relay/relay_types.h|bench/bench_types.h) continue ;; esac
 	[ -f "${h%.h}.c" ] || fail "$h has no ${h%.h}.c beside it"
 done
 exit 0
