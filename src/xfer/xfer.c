@@ -128,13 +128,6 @@ static ssize_t xfer_step(struct dnd_xfer *x, size_t len)
 	if (io_stop_signal)
 		return xfer_fail(x, -EINTR, "interrupted by signal");
 	r = x->cfg->sender ? m->send(x, len) : m->recv(x, len);
-	/*
-	 * A method that names its failed call keeps EAGAIN as it came; the
-	 * file end blocks, so that is the socket's SO_RCVTIMEO/SO_SNDTIMEO
-	 * running out: a stall, to be told as one, not as a failed read.
-	 */
-	if (r < 0 && x->err == -EAGAIN)
-		x->err = -ETIMEDOUT;
 	if (r < 0)
 		return x->err ? x->err : xfer_hook_failed(x, r);
 	DND_BUG_ON((size_t)r > len);
