@@ -69,7 +69,7 @@ static bool fuzz_end(const uint8_t *in, bool trailer, size_t whylen)
 		return false;
 	}
 	free(why);
-	if (e.flags & ~DND_TF_HASH || e.status > DND_ST_IOERR ||
+	if (e.flags & ~DND_TF_HASH || e.status > DND_ST_MAX ||
 	    e.bytes > DND_LEN_MAX || !proto_status_name(e.status))
 		abort();
 	proto_put_end(out, trailer, &e);
