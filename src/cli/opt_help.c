@@ -162,6 +162,16 @@ static const char *opt_metavar(const struct opt_def *d)
 static int opt_left(const struct opt_def *d, char *buf, size_t len)
 {
 	bool opt = d->flags & DND_OPT_F_OPTARG;
+	const struct opt_word *w;
+	char mv[64];
+	size_t off = 0;
+
+	snprintf(mv, sizeof(mv), "%s", opt_metavar(d));
+	/* one word of a few: "end|stream" */
+	for (w = d->words; !d->metavar && d->type == DND_OPT_WORD && w->name &&
+	     off < sizeof(mv); w++)
+		off += (size_t)snprintf(mv + off, sizeof(mv) - off, "%s%s",
+					off ? "|" : "", w->name);
 
 	if (d->type == DND_OPT_FLAG)
 		return snprintf(buf, len, "  %c%c%s--%s", d->letter ? '-' : ' ',
@@ -169,8 +179,7 @@ static int opt_left(const struct opt_def *d, char *buf, size_t len)
 				d->letter ? ", " : "  ", d->name);
 	return snprintf(buf, len, "  %c%c%s--%s%s%s%s", d->letter ? '-' : ' ',
 			d->letter ? d->letter : ' ', d->letter ? ", " : "  ",
-			d->name, opt ? "[=" : " ", opt_metavar(d),
-			opt ? "]" : "");
+			d->name, opt ? "[=" : " ", mv, opt ? "]" : "");
 }
 
 /* "[recv only] " when d is for some of c's roles, not all. */

@@ -321,6 +321,11 @@ static void opt_collect(const struct opt_cmd *c, void *obj,
 	for (p = c->parts; p->defs; p++)
 		for (d = p->defs; d->name; d++) {
 			DND_BUG_ON(st->n == DND_OPT_MAX);
+			/* a table that could not print its help, or whose
+			 * range does not fit its field */
+			DND_BUG_ON(!d->group || !d->help);
+			DND_BUG_ON(d->width && d->width < 8 &&
+				   d->max >> (8 * d->width));
 			st->def[st->n] = d;
 			st->base[st->n++] = p->base;
 		}
