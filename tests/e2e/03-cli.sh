@@ -124,9 +124,10 @@ rm "$W/dst"
 ok "--replace, --truncate and -t replace an existing file"
 
 # The relay knobs are one table: bench relay refuses what relay refuses.
-expect_exit 2 "$DND" relay -l 1 -t 127.0.0.1:1 --pipe-size 1000
+# (bounded: a relay that took the value would listen until killed)
+expect_exit 2 timeout 10 "$DND" relay -l 127.0.0.1:1 -t 127.0.0.1:1 --pipe-size 1000
 r=$(echo "$OUT" | head -n1)
-expect_exit 2 "$DND" bench relay --pipe-size 1000
+expect_exit 2 timeout 10 "$DND" bench relay --pipe-size 1000 --flows 1 --size 1Mi
 b=$(echo "$OUT" | head -n1)
 [ "$r" = "dnd: --pipe-size '1000': a pipe holds at least one page (4Ki) and at most 1Gi; 0 keeps the kernel's size" ] ||
 	fail "relay --pipe-size 1000: $r"
