@@ -207,28 +207,22 @@ static int bench_prepare(struct bench *b)
 	return 0;
 }
 
-/* Opens an output ("-" is stdout); NULL with the reason printed. */
-static FILE *bench_open(const char *path)
+/* Writes one output to path ("-" is stdout); 0, or 1 with why printed. */
+static int bench_output(struct bench *b, const char *path,
+			void (*write)(FILE *f, const struct bench *b))
 {
-	FILE *f;
+	FILE *f = strcmp(path, "-") ? fopen(path, "we") : stdout;
+	int bad;
 
-	if (!strcmp(path, "-"))
-		return stdout;
-	f = fopen(path, "we");
-	if (!f)
-		log_err("cannot write %s: %s", path, strerror(errno));
-	return f;
-}
-
-static int bench_close(FILE *f, const char *path)
-{
-	if (f == stdout)
-		return fflush(f) ? 1 : 0;
-	if (fclose(f)) {
+	if (!f) {
 		log_err("cannot write %s: %s", path, strerror(errno));
 		return 1;
 	}
-	return 0;
+	write(f, b);
+	bad = f == stdout ? fflush(f) != 0 : fclose(f) != 0;
+	if (bad && f != stdout)
+		log_err("cannot write %s: %s", path, strerror(errno));
+	return bad;
 }
 
 /* Table, JSON Lines, CSV, plot; returns how many outputs failed. */
@@ -238,29 +232,14 @@ static int bench_outputs(struct bench *b)
 	bool taken = (o->json_path && !strcmp(o->json_path, "-")) ||
 		     (o->csv_path && !strcmp(o->csv_path, "-"));
 	int bad = 0;
-	FILE *f;
 
 	bench_number_notes(b);
 	bench_mark_best(b);
 	bench_print(taken ? stderr : stdout, b);
-	if (o->json_path) {
-		f = bench_open(o->json_path);
-		if (f) {
-			bench_write_json(f, b);
-			bad += bench_close(f, o->json_path);
-		} else {
-			bad++;
-		}
-	}
-	if (o->csv_path) {
-		f = bench_open(o->csv_path);
-		if (f) {
-			bench_write_csv(f, b);
-			bad += bench_close(f, o->csv_path);
-		} else {
-			bad++;
-		}
-	}
+	if (o->json_path)
+		bad += bench_output(b, o->json_path, bench_write_json);
+	if (o->csv_path)
+		bad += bench_output(b, o->csv_path, bench_write_csv);
 	if (o->plot_path)
 		bad += bench_plot(b, o->plot_path, b->dir);
 	return bad;

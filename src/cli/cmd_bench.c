@@ -139,22 +139,6 @@ static const struct opt_part bench_parts[] = {
 	{ NULL, 0 },
 };
 
-static const struct opt_cmd bench_cmd = {
-	.name = "bench",
-	.usage = "dnd bench [options]",
-	.about = "Runs send x recv method pairs over TCP, each run as a "
-		 "separate 'dnd send' and 'dnd recv' process, and prints a "
-		 "results table for this machine: throughput (median, spread), "
-		 "CPU per side, system calls per MB, with memcpy, pipe-only and "
-		 "(--compare) iperf3 reference rows from the same run. Every "
-		 "byte into a file is verified (xxh3). Progress goes to stderr.",
-	.notes = "Sizes take k M G (10^3..) or Ki Mi Gi (2^10..). MB/s is "
-		 "10^6 bytes/s.\n'dnd bench relay' measures the relay instead.\n"
-		 "Exit: 0 every cell ran, 1 a cell or an output failed, 2 usage "
-		 "or setup.",
-	.parts = bench_parts,
-};
-
 static void bench_defaults(struct bench_cli *c)
 {
 	const struct dnd_method *const *m;
@@ -176,9 +160,31 @@ static void bench_defaults(struct bench_cli *c)
 	}
 }
 
-/* Options that need others, or a tool; adds to st->bad. */
-static void bench_check(struct opt_state *st, struct bench_opts *o)
+/* Derived settings: repeats, which pairs and which source x sink tables. */
+static void bench_settle(const struct opt_state *st, struct bench_cli *c)
 {
+	struct bench_opts *o = &c->o;
+	bool picked = opt_given(st, "src") || opt_given(st, "sink");
+	int s, k;
+
+	if (!o->repeat)
+		o->repeat = o->quick ? 1 : 3;
+	o->all_pairs = o->full || opt_given(st, "send") ||
+		       opt_given(st, "recv");
+	for (s = 0; s < BENCH_SRC_COUNT; s++)
+		o->src[s] = c->src & (1u << s);
+	for (k = 0; k < BENCH_SINK_COUNT; k++)
+		o->sink[k] = c->sink & (1u << k);
+	for (s = 0; s < BENCH_SRC_COUNT; s++)
+		for (k = 0; k < BENCH_SINK_COUNT; k++)
+			o->combo[s][k] = o->src[s] && o->sink[k] &&
+					 (o->full || picked || s == k);
+}
+
+/* Options that need others, or a tool; adds to st->bad. */
+static void bench_check(struct opt_state *st, void *obj)
+{
+	struct bench_opts *o = &((struct bench_cli *)obj)->o;
 	const char *dot = o->plot_path ? strrchr(o->plot_path, '.') : NULL;
 	char exe[256];
 
@@ -212,28 +218,25 @@ static void bench_check(struct opt_state *st, struct bench_opts *o)
 			"make deps)");
 		st->bad++;
 	}
+	bench_settle(st, obj);
 }
 
-/* Derived settings: repeats, which pairs and which source x sink tables. */
-static void bench_settle(const struct opt_state *st, struct bench_cli *c)
-{
-	struct bench_opts *o = &c->o;
-	bool picked = opt_given(st, "src") || opt_given(st, "sink");
-	int s, k;
-
-	if (!o->repeat)
-		o->repeat = o->quick ? 1 : 3;
-	o->all_pairs = o->full || opt_given(st, "send") ||
-		       opt_given(st, "recv");
-	for (s = 0; s < BENCH_SRC_COUNT; s++)
-		o->src[s] = c->src & (1u << s);
-	for (k = 0; k < BENCH_SINK_COUNT; k++)
-		o->sink[k] = c->sink & (1u << k);
-	for (s = 0; s < BENCH_SRC_COUNT; s++)
-		for (k = 0; k < BENCH_SINK_COUNT; k++)
-			o->combo[s][k] = o->src[s] && o->sink[k] &&
-					 (o->full || picked || s == k);
-}
+static const struct opt_cmd bench_cmd = {
+	.name = "bench",
+	.usage = "dnd bench [options]",
+	.about = "Runs send x recv method pairs over TCP, each run as a "
+		 "separate 'dnd send' and 'dnd recv' process, and prints a "
+		 "results table for this machine: throughput (median, spread), "
+		 "CPU per side, system calls per MB, with memcpy, pipe-only and "
+		 "(--compare) iperf3 reference rows from the same run. Every "
+		 "byte into a file is verified (xxh3). Progress goes to stderr.",
+	.notes = "Sizes take k M G (10^3..) or Ki Mi Gi (2^10..). MB/s is "
+		 "10^6 bytes/s.\n'dnd bench relay' measures the relay instead.\n"
+		 "Exit: 0 every cell ran, 1 a cell or an output failed, 2 usage "
+		 "or setup.",
+	.parts = bench_parts,
+	.check = bench_check,
+};
 
 int cmd_bench(int argc, char **argv)
 {
@@ -245,10 +248,5 @@ int cmd_bench(int argc, char **argv)
 	r = opt_parse(&bench_cmd, &c, argc, argv, &st);
 	if (r >= 0)
 		return r;
-	bench_check(&st, &c.o);
-	r = opt_done(&st);
-	if (r >= 0)
-		return r;
-	bench_settle(&st, &c);
 	return bench_main(&c.o);
 }

@@ -106,23 +106,6 @@ static const struct opt_part br_parts[] = {
 	{ NULL, 0 },
 };
 
-static const struct opt_cmd br_cmd = {
-	.name = "bench relay",
-	.usage = "dnd bench relay [--flows 1,100,1000] [--size SIZE] "
-		 "[options]\n       dnd bench relay --sink -l [ADDR:]PORT "
-		 "[--count N]\n       dnd bench relay --client -t HOST:PORT "
-		 "[--flows N] [--size SIZE]",
-	.about = "Sends the same flows directly, through 'dnd relay -m "
-		 "splice' and through 'dnd relay -m rw' (each relay a child "
-		 "process), checks every byte at the sink, and prints "
-		 "throughput, the relay's CPU per GiB and bytes per splice.",
-	.notes = "Sizes take k M G (10^3 ...) or Ki Mi Gi (2^10 ...).\n"
-		 "Exit: 0 every flow verified, 1 a flow or run failed, 2 "
-		 "usage error.",
-	.parts = br_parts,
-	.roles = ALL,
-};
-
 static void br_defaults(struct br_cli *c)
 {
 	struct bench_relay_opts *b = &c->b;
@@ -142,9 +125,24 @@ static void br_defaults(struct br_cli *c)
 	b->relay.max_pipes = 0;
 }
 
-/* The role, then what depends on it; adds to st->bad. */
-static void br_check(struct opt_state *st, struct br_cli *c)
+/* The addresses, where the runs and the peers read them. */
+static void br_settle(const struct opt_state *st, struct br_cli *c)
 {
+	struct bench_relay_opts *b = &c->b;
+	const struct opt_addr *a = b->sink ? &c->listen : &c->target;
+
+	snprintf(b->host, sizeof(b->host), "%s", a->host);
+	b->port = a->port;
+	snprintf(b->via_host, sizeof(b->via_host), "%s", c->via.host);
+	b->via_port = c->via.port;
+	if (opt_given(st, "via"))
+		b->modes |= 1u << DND_BR_VIA;
+}
+
+/* The role, then what depends on it; adds to st->bad. */
+static void br_check(struct opt_state *st, void *obj)
+{
+	struct br_cli *c = obj;
 	struct bench_relay_opts *b = &c->b;
 	bool peer = b->sink || b->client;
 
@@ -181,21 +179,26 @@ static void br_check(struct opt_state *st, struct br_cli *c)
 		st->bad++;
 	}
 	opt_relay_check(st, &b->relay);
+	br_settle(st, c);
 }
 
-/* The addresses, where the runs and the peers read them. */
-static void br_settle(const struct opt_state *st, struct br_cli *c)
-{
-	struct bench_relay_opts *b = &c->b;
-	const struct opt_addr *a = b->sink ? &c->listen : &c->target;
-
-	snprintf(b->host, sizeof(b->host), "%s", a->host);
-	b->port = a->port;
-	snprintf(b->via_host, sizeof(b->via_host), "%s", c->via.host);
-	b->via_port = c->via.port;
-	if (opt_given(st, "via"))
-		b->modes |= 1u << DND_BR_VIA;
-}
+static const struct opt_cmd br_cmd = {
+	.name = "bench relay",
+	.usage = "dnd bench relay [--flows 1,100,1000] [--size SIZE] "
+		 "[options]\n       dnd bench relay --sink -l [ADDR:]PORT "
+		 "[--count N]\n       dnd bench relay --client -t HOST:PORT "
+		 "[--flows N] [--size SIZE]",
+	.about = "Sends the same flows directly, through 'dnd relay -m "
+		 "splice' and through 'dnd relay -m rw' (each relay a child "
+		 "process), checks every byte at the sink, and prints "
+		 "throughput, the relay's CPU per GiB and bytes per splice.",
+	.notes = "Sizes take k M G (10^3 ...) or Ki Mi Gi (2^10 ...).\n"
+		 "Exit: 0 every flow verified, 1 a flow or run failed, 2 "
+		 "usage error.",
+	.parts = br_parts,
+	.roles = ALL,
+	.check = br_check,
+};
 
 int cmd_bench_relay(int argc, char **argv)
 {
@@ -207,11 +210,6 @@ int cmd_bench_relay(int argc, char **argv)
 	r = opt_parse(&br_cmd, &c, argc, argv, &st);
 	if (r >= 0)
 		return r;
-	br_check(&st, &c);
-	r = opt_done(&st);
-	if (r >= 0)
-		return r;
-	br_settle(&st, &c);
 	if (c.b.sink || c.b.client)
 		return bench_relay_peer(&c.b);
 	return bench_relay_run(&c.b);

@@ -496,6 +496,22 @@ static const struct opt_part fb_parts[] = {
 	{ NULL, 0 },
 };
 
+/* Words that are not options, and --json with --csv; adds to st->bad. */
+static void fb_check_opts(struct opt_state *st, void *obj)
+{
+	const struct fb_opts *o = obj;
+
+	if (st->nargs) {
+		log_err("filebench takes no file argument ('%s'); use --dir",
+			st->args[0]);
+		st->bad++;
+	}
+	if (o->json && o->csv) {
+		log_err("--json and --csv conflict; choose one");
+		st->bad++;
+	}
+}
+
 static const struct opt_cmd fb_cmd = {
 	.name = "filebench",
 	.usage = "dnd filebench [options]",
@@ -507,28 +523,16 @@ static const struct opt_cmd fb_cmd = {
 		 "or wrote wrong content, 2 usage error.",
 	.parts = fb_parts,
 	.help_more = fb_usage_paths,
+	.check = fb_check_opts,
 };
 
 static int fb_parse(int argc, char **argv, struct fb_opts *o)
 {
 	struct opt_state st;
-	int r;
 
 	*o = (struct fb_opts){ .bs = 65536, .size = 8ULL << 30, .repeat = 1,
 			       .verify = true, .dir = "." };
-	r = opt_parse(&fb_cmd, o, argc, argv, &st);
-	if (r >= 0)
-		return r;
-	if (st.nargs) {
-		log_err("filebench takes no file argument ('%s'); use --dir",
-			st.args[0]);
-		st.bad++;
-	}
-	if (o->json && o->csv) {
-		log_err("--json and --csv conflict; choose one");
-		st.bad++;
-	}
-	return opt_done(&st);
+	return opt_parse(&fb_cmd, o, argc, argv, &st);
 }
 
 static bool fb_selected(const struct fb_opts *o, const char *name)

@@ -155,12 +155,21 @@ static const struct opt_part version_parts[] = {
 	{ NULL, 0 },
 };
 
+static void version_check(struct opt_state *st, void *obj)
+{
+	if (st->nargs) {
+		log_err("version takes no argument ('%s')", st->args[0]);
+		st->bad++;
+	}
+}
+
 static const struct opt_cmd version_cmd = {
 	.name = "version",
 	.usage = "dnd version (or dnd --version, dnd COMMAND --version)",
 	.about = "Prints dnd's version, the running kernel's release and the "
 		 "optional features built in.",
 	.parts = version_parts,
+	.check = version_check,
 };
 
 int cmd_version(int argc, char **argv)
@@ -168,13 +177,6 @@ int cmd_version(int argc, char **argv)
 	struct opt_state st;
 	int r = opt_parse(&version_cmd, NULL, argc, argv, &st);
 
-	if (r >= 0)
-		return r;
-	if (st.nargs) {
-		log_err("version takes no argument ('%s')", st.args[0]);
-		st.bad++;
-	}
-	r = opt_done(&st);
 	if (r >= 0)
 		return r;
 	opt_version(stdout);

@@ -79,6 +79,23 @@ static const struct opt_part probe_parts[] = {
 	{ NULL, 0 },
 };
 
+/* --json with --require, and words that are not options. */
+static void probe_check(struct opt_state *st, void *obj)
+{
+	const struct probe_opts *o = obj;
+
+	if (o->json && o->require) {
+		log_err("--json and --require do not mix: --require answers "
+			"with its exit code; drop one");
+		st->bad++;
+	}
+	if (st->nargs) {
+		log_err("probe takes no argument ('%s'); give names with "
+			"--require", st->args[0]);
+		st->bad++;
+	}
+}
+
 static const struct opt_cmd probe_cmd = {
 	.name = "probe",
 	.usage = "dnd probe [--json] [--require NAME[,NAME...]]",
@@ -91,6 +108,7 @@ static const struct opt_cmd probe_cmd = {
 		 "name is missing.",
 	.parts = probe_parts,
 	.help_more = probe_help_names,
+	.check = probe_check,
 };
 
 int cmd_probe(int argc, char **argv)
@@ -100,23 +118,9 @@ int cmd_probe(int argc, char **argv)
 	int rc;
 
 	rc = opt_parse(&probe_cmd, &o, argc, argv, &st);
-	if (rc >= 0)
-		goto out;
-	if (o.json && o.require) {
-		log_err("--json and --require do not mix: --require answers "
-			"with its exit code; drop one");
-		st.bad++;
-	}
-	if (st.nargs) {
-		log_err("probe takes no argument ('%s'); give names with "
-			"--require", st.args[0]);
-		st.bad++;
-	}
-	rc = opt_done(&st);
 	if (rc < 0)
 		rc = o.require ? probe_require(o.require) :
 				 probe_report(o.json);
-out:
 	free(o.require);
 	return rc;
 }

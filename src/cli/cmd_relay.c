@@ -49,23 +49,11 @@ static const struct opt_part relay_parts[] = {
 	{ NULL, 0 },
 };
 
-static const struct opt_cmd relay_cmd = {
-	.name = "relay",
-	.usage = "dnd relay -l [ADDR:]PORT -t HOST:PORT [options]",
-	.about = "Forwards every TCP connection made to -l to -t through one "
-		 "epoll loop, HAProxy-style. Stops on SIGTERM or SIGINT: no "
-		 "new connections, open flows get --grace seconds to finish, "
-		 "then are reset. SIGUSR1 prints the stats so far; they are "
-		 "printed at exit too.",
-	.notes = "Sizes take k M G (10^3 ...) or Ki Mi Gi (2^10 ...).\n"
-		 "Exit: 0 stopped by a signal, 1 failed, 2 usage error.",
-	.parts = relay_parts,
-	.roles = DND_ROLE_RELAY,
-};
-
 /* Missing options and conflicts; adds to st->bad. */
-static void relay_check(struct opt_state *st, struct relay_cli *c)
+static void relay_check(struct opt_state *st, void *obj)
 {
+	struct relay_cli *c = obj;
+
 	if (!opt_given(st, "listen")) {
 		log_err("relay needs -l [ADDR:]PORT: where to accept");
 		st->bad++;
@@ -92,6 +80,21 @@ static void relay_check(struct opt_state *st, struct relay_cli *c)
 	c->o.target_port = c->target.port;
 }
 
+static const struct opt_cmd relay_cmd = {
+	.name = "relay",
+	.usage = "dnd relay -l [ADDR:]PORT -t HOST:PORT [options]",
+	.about = "Forwards every TCP connection made to -l to -t through one "
+		 "epoll loop, HAProxy-style. Stops on SIGTERM or SIGINT: no "
+		 "new connections, open flows get --grace seconds to finish, "
+		 "then are reset. SIGUSR1 prints the stats so far; they are "
+		 "printed at exit too.",
+	.notes = "Sizes take k M G (10^3 ...) or Ki Mi Gi (2^10 ...).\n"
+		 "Exit: 0 stopped by a signal, 1 failed, 2 usage error.",
+	.parts = relay_parts,
+	.roles = DND_ROLE_RELAY,
+	.check = relay_check,
+};
+
 int cmd_relay(int argc, char **argv)
 {
 	struct relay_cli c;
@@ -102,10 +105,6 @@ int cmd_relay(int argc, char **argv)
 	memset(&c, 0, sizeof(c));
 	relay_defaults(&c.o);
 	r = opt_parse(&relay_cmd, &c, argc, argv, &os);
-	if (r >= 0)
-		return r;
-	relay_check(&os, &c);
-	r = opt_done(&os);
 	if (r >= 0)
 		return r;
 	r = relay_run(&c.o, &st);

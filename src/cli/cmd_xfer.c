@@ -109,65 +109,10 @@ static const struct opt_part xfer_parts[] = {
 	{ NULL, 0 },
 };
 
-#define XFER_NOTES                                                             \
-	"Sizes take k M G (10^3, 10^6, 10^9) or Ki Mi Gi (2^10 ...): 64Ki, "   \
-	"1M.\nThe receiver lands FILE under a temporary name and renames it "  \
-	"only after the sender's xxh3 hash matches; on any failure nothing is " \
-	"left under FILE.\nExit: 0 done, 1 transfer failed (cause printed), "  \
-	"2 usage error."
-
-static const struct opt_cmd xfer_send_cmd = {
-	.name = "send",
-	.usage = "dnd send -c HOST [options] FILE",
-	.about = "Connects to HOST and sends FILE: a file, '-' for stdin, or "
-		 "/dev/zero with -l. The clock runs from just before the first "
-		 "byte is read until just after the last is sent.",
-	.notes = XFER_NOTES,
-	.parts = xfer_parts,
-	.roles = DND_ROLE_SEND,
-};
-
-static const struct opt_cmd xfer_recv_cmd = {
-	.name = "recv",
-	.usage = "dnd recv [options] FILE",
-	.about = "Listens, accepts one sender and writes what it sends to FILE: "
-		 "a new file, '-' for stdout, /dev/null to discard. The clock "
-		 "runs from just before the first byte is received until just "
-		 "after the last is synced to disk.",
-	.notes = XFER_NOTES,
-	.parts = xfer_parts,
-	.roles = DND_ROLE_RECV,
-};
-
-static const struct opt_cmd xfer_seed_cmd = {
-	.name = "",
-	.usage = "dnd [-b bsz] [-c host] [-h] [-l sz] [-m method] [-o|-t] "
-		 "[-p port] [-w wsz] FILE",
-	.about = "The original tool's form of a timed disk-network-disk "
-		 "transfer over TCP: with -c HOST it sends FILE to HOST (as "
-		 "'dnd send'), otherwise it receives into FILE (as 'dnd recv'). "
-		 "'dnd help' lists the other commands.",
-	.notes = XFER_NOTES,
-	.parts = xfer_parts,
-	.roles = BOTH,
-};
-
-static void xfer_defaults(struct session_opts *o)
-{
-	memset(o, 0, sizeof(*o));
-	o->port = 13931;
-	o->bsz = 64 * 1024;
-	o->window = 128 * 1024;
-	o->splice_flags = SPLICE_F_MOVE;
-	o->verify = true;
-	o->timeout = 60;
-	o->connect_timeout = 10;
-	o->m = method_find("rw");
-}
-
 /* What needs more than one option, or the role; adds to st->bad. */
-static void xfer_check(struct opt_state *st, struct session_opts *o)
+static void xfer_check(struct opt_state *st, void *obj)
 {
+	struct session_opts *o = obj;
 	const struct opt_cmd *c = st->cmd;
 	unsigned int role = c->roles != BOTH ? c->roles :
 			    o->host ? DND_ROLE_SEND : DND_ROLE_RECV;
@@ -200,6 +145,65 @@ static void xfer_check(struct opt_state *st, struct session_opts *o)
 	}
 }
 
+#define XFER_NOTES                                                             \
+	"Sizes take k M G (10^3, 10^6, 10^9) or Ki Mi Gi (2^10 ...): 64Ki, "   \
+	"1M.\nThe receiver lands FILE under a temporary name and renames it "  \
+	"only after the sender's xxh3 hash matches; on any failure nothing is " \
+	"left under FILE.\nExit: 0 done, 1 transfer failed (cause printed), "  \
+	"2 usage error."
+
+static const struct opt_cmd xfer_send_cmd = {
+	.name = "send",
+	.usage = "dnd send -c HOST [options] FILE",
+	.about = "Connects to HOST and sends FILE: a file, '-' for stdin, or "
+		 "/dev/zero with -l. The clock runs from just before the first "
+		 "byte is read until just after the last is sent.",
+	.notes = XFER_NOTES,
+	.parts = xfer_parts,
+	.roles = DND_ROLE_SEND,
+	.check = xfer_check,
+};
+
+static const struct opt_cmd xfer_recv_cmd = {
+	.name = "recv",
+	.usage = "dnd recv [options] FILE",
+	.about = "Listens, accepts one sender and writes what it sends to FILE: "
+		 "a new file, '-' for stdout, /dev/null to discard. The clock "
+		 "runs from just before the first byte is received until just "
+		 "after the last is synced to disk.",
+	.notes = XFER_NOTES,
+	.parts = xfer_parts,
+	.roles = DND_ROLE_RECV,
+	.check = xfer_check,
+};
+
+static const struct opt_cmd xfer_seed_cmd = {
+	.name = "",
+	.usage = "dnd [-b bsz] [-c host] [-h] [-l sz] [-m method] [-o|-t] "
+		 "[-p port] [-w wsz] FILE",
+	.about = "The original tool's form of a timed disk-network-disk "
+		 "transfer over TCP: with -c HOST it sends FILE to HOST (as "
+		 "'dnd send'), otherwise it receives into FILE (as 'dnd recv'). "
+		 "'dnd help' lists the other commands.",
+	.notes = XFER_NOTES,
+	.parts = xfer_parts,
+	.roles = BOTH,
+	.check = xfer_check,
+};
+
+static void xfer_defaults(struct session_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->port = 13931;
+	o->bsz = 64 * 1024;
+	o->window = 128 * 1024;
+	o->splice_flags = SPLICE_F_MOVE;
+	o->verify = true;
+	o->timeout = 60;
+	o->connect_timeout = 10;
+	o->m = method_find("rw");
+}
+
 static int xfer_main(const struct opt_cmd *c, int argc, char **argv)
 {
 	struct session_opts o;
@@ -208,10 +212,6 @@ static int xfer_main(const struct opt_cmd *c, int argc, char **argv)
 
 	xfer_defaults(&o);
 	r = opt_parse(c, &o, argc, argv, &st);
-	if (r >= 0)
-		return r;
-	xfer_check(&st, &o);
-	r = opt_done(&st);
 	return r >= 0 ? r : session_run(&o);
 }
 

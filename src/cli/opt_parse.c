@@ -436,7 +436,12 @@ int opt_parse(const struct opt_cmd *c, void *obj, int argc, char **argv,
 	}
 	st->args = argv + optind;
 	st->nargs = argc - optind;
-	return -1;
+	if (c->check)
+		c->check(st, obj);
+	if (!st->bad)
+		return -1;
+	log_err("see 'dnd %s%s--help'", c->name, c->name[0] ? " " : "");
+	return 2;
 }
 
 bool opt_given(const struct opt_state *st, const char *name)
@@ -460,13 +465,4 @@ int opt_check_role(struct opt_state *st, unsigned int role)
 		    opt_for(st->def[g], st->cmd->roles))
 			opt_misuse(st, g, role);
 	return st->bad - before;
-}
-
-int opt_done(const struct opt_state *st)
-{
-	if (!st->bad)
-		return -1;
-	log_err("see 'dnd %s%s--help'", st->cmd->name,
-		st->cmd->name[0] ? " " : "");
-	return 2;
 }

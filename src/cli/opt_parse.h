@@ -98,6 +98,8 @@ struct opt_def {
 	.hint = "a pipe holds at least one page (4Ki) and at most 1Gi; 0 "     \
 		"keeps the kernel's size"
 
+struct opt_state;
+
 /* One table and where its struct sits inside the command's options. */
 struct opt_part {
 	const struct opt_def *defs;	/* NULL ends the list of parts */
@@ -112,6 +114,10 @@ struct opt_cmd {
 	const struct opt_part *parts;
 	unsigned int roles;	/* the roles it has: parsed and listed */
 	void (*help_more)(FILE *f);	/* more help (names it accepts), or NULL */
+	/* After parsing: the checks between options (and the role, the words
+	 * that are not options); each problem printed and added to st->bad.
+	 * It may also derive settings in obj. NULL: none. */
+	void (*check)(struct opt_state *st, void *obj);
 };
 
 /* What a parse found, for the command's own checks. */
@@ -129,10 +135,11 @@ struct opt_state {
 
 /*
  * Parses argv (argv[0] is the command's name) into obj, which the caller
- * has filled with the defaults. Every bad value is reported (st->bad counts
- * them) and parsing goes on. An option of a role the command does not have
- * is refused with its .misuse text. Returns -1 for the caller to check and
- * run (or finish with opt_done()), or 0 after printing --help or --version.
+ * has filled with the defaults, then runs c->check. Every bad value is
+ * reported and parsing goes on; an option of a role the command does not
+ * have is refused with its .misuse text. Returns -1 to run the command, 0
+ * after printing --help or --version, or 2 (the usage exit code) after the
+ * problems and a pointer to --help.
  */
 int opt_parse(const struct opt_cmd *c, void *obj, int argc, char **argv,
 	      struct opt_state *st);
@@ -146,10 +153,6 @@ bool opt_given(const struct opt_state *st, const char *name);
  * count of problems, also added to st->bad.
  */
 int opt_check_role(struct opt_state *st, unsigned int role);
-
-/* After the command's checks: with problems, points at --help and returns
- * 2 (the usage exit code); otherwise -1. */
-int opt_done(const struct opt_state *st);
 
 /* "send", "recv", "bench relay --sink" ... joined with ", ". Returns buf. */
 const char *opt_role_names(unsigned int roles, char *buf, size_t len);

@@ -118,9 +118,21 @@ static const struct opt_part t_parts[] = {
 	{ NULL, 0 },
 };
 
+/* The command's own check: sees the words left and the parsed values. */
+static void t_check(struct opt_state *st, void *obj)
+{
+	const struct t_opts *o = obj;
+
+	if (st->nargs && !strcmp(st->args[0], "reject") && o->flag) {
+		fprintf(stderr, "dnd: rejected\n");
+		st->bad++;
+	}
+}
+
 static const struct opt_cmd t_cmd = {
 	.name = "test", .usage = "dnd test [options]", .about = "Tests.",
 	.parts = t_parts, .roles = DND_ROLE_SEND | DND_ROLE_RECV,
+	.check = t_check,
 };
 
 static const struct opt_cmd t_send = {
@@ -200,6 +212,9 @@ static void t_every_type(void)
 	r = PARSE(&t_cmd, "--out=f", "--old-size", "1Mi", "--sizes", "7");
 	CHECK(r == -1 && !strcmp(o.out, "f") && o.size == 1048576 &&
 	      o.nsizes == 1 && o.sizes[0] == 7, "=value, alias, list replaced");
+	r = PARSE(&t_cmd, "reject", "-f");
+	CHECK(r == 2 && st.bad == 1 && strstr(t_err, "dnd: rejected\n"),
+	      "the command's check runs after all options");
 }
 
 static void t_ranges(void)
@@ -257,13 +272,13 @@ static void t_every_error(void)
 
 	r = PARSE(&t_cmd, "-n", "0", "--size", "1x", "--frob", "--port", "x",
 		  "-m", "turbo", "--call", "bad", "--secs");
-	CHECK(r == -1 && st.bad == 7 && t_lines(t_err) == 7, "seven problems, "
-	      "seven lines");
+	CHECK(r == 2 && st.bad == 7 && t_lines(t_err) == 8, "seven problems, "
+	      "seven lines and where to look");
 	CHECK(strstr(t_err, "dnd: unknown option '--frob'") &&
 	      strstr(t_err, "dnd: --secs needs a value") &&
 	      strstr(t_err, "unknown method 'turbo'") &&
 	      strstr(t_err, "--size '1x': not a size"), "each named");
-	CHECK(opt_done(&st) == 2, "opt_done: usage exit");
+	CHECK(strstr(t_err, "dnd: see 'dnd test --help'"), "then --help");
 }
 
 static void t_roles(void)
