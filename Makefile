@@ -22,8 +22,8 @@ BUILD ?= build
 SANFLAGS :=
 endif
 
-DND_CFLAGS := -std=gnu11 -D_GNU_SOURCE $(WARN) -Isrc $(SANFLAGS)
-LIBS := -lxxhash
+DND_CFLAGS := -std=gnu11 -D_GNU_SOURCE -pthread $(WARN) -Isrc $(SANFLAGS)
+LIBS := -lxxhash -pthread
 
 # io_uring support is optional at build time; the probe reports "not built".
 ifeq ($(shell pkg-config --exists liburing 2>/dev/null && echo y),y)

@@ -15,7 +15,6 @@
 #include "probe/probe_report.h"
 #include "xfer/method.h"
 
-#define DND_PROBE_SCHEMA 1
 #define PROBE_COLS 79
 
 /* Prints s wrapped at PROBE_COLS, every line indented by ind spaces. */
@@ -125,7 +124,8 @@ static void probe_json_ll(struct json *j, const char *key, long long v)
 
 static void probe_json_kernel(struct json *j, const struct probe_kernel *k)
 {
-	json_obj_begin(j, "kernel");
+	/* "machine": json_begin_doc() writes "kernel", the release. */
+	json_obj_begin(j, "machine");
 	json_str(j, "release", k->release);
 	json_i64(j, "page_size", k->page_size);
 	probe_json_ll(j, "pipe_max_size", k->pipe_max_size);
@@ -222,8 +222,7 @@ int probe_report(bool json)
 	for (f = probe_features(), n = 0; f->name; f++, n++)
 		probe_run(f, &res[n]);
 	if (json) {
-		json_begin(&j, stdout);
-		json_u64(&j, "schema", DND_PROBE_SCHEMA);
+		json_begin_doc(&j, stdout, "probe");
 		json_str(&j, "command", "probe");
 		probe_json_kernel(&j, &k);
 		probe_json_methods(&j);
