@@ -323,7 +323,7 @@ static void opt_collect(const struct opt_cmd *c, void *obj,
 			DND_BUG_ON(st->n == DND_OPT_MAX);
 			/* a table that could not print its help, or whose
 			 * range does not fit its field */
-			DND_BUG_ON(!d->group || !d->help);
+			DND_BUG_ON(!d->group || !d->help || d->letter == 'h');
 			DND_BUG_ON(d->width && d->width < 8 &&
 				   d->max >> (8 * d->width));
 			st->def[st->n] = d;
