@@ -24,7 +24,8 @@ static const char *const role_names[] = {
 	"bench relay --client",
 };
 
-const char *opt_role_names(unsigned int roles, char *buf, size_t len)
+/* "send", "bench relay --sink" ... joined with ", ". Returns buf. */
+static const char *opt_role_names(unsigned int roles, char *buf, size_t len)
 {
 	size_t i, off = 0;
 
@@ -72,6 +73,7 @@ static int opt_number(const char *opt, const char *arg,
 		return 0;
 	if (!r && d->hint && (*v < d->min || *v > d->max)) {
 		log_err("%s '%s': %s", opt, arg, d->hint);
+		*v = d->min;	/* as opt_num_arg() leaves it */
 		return 1;
 	}
 	opt_num_arg(opt, arg, size, d->min, d->max, v, &bad);

@@ -154,7 +154,4 @@ bool opt_given(const struct opt_state *st, const char *name);
  */
 int opt_check_role(struct opt_state *st, unsigned int role);
 
-/* "send", "recv", "bench relay --sink" ... joined with ", ". Returns buf. */
-const char *opt_role_names(unsigned int roles, char *buf, size_t len);
-
 #endif
