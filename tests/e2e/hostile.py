@@ -18,7 +18,13 @@ import sys
 import threading
 import time
 
-MSG = 24
+# Protocol v2 (src/core/proto.h), one stream: header, plan, join, payload
+# (a length, or segments), trailer; the receiver answers the header with an
+# accept and the trailer with a reply.
+HDR = 48
+MSG = 24                        # accept, plan, trailer, reply
+JOIN = 32
+CTL = HDR + MSG + JOIN          # where the payload starts
 SEG = 8
 HF_SEGMENTED = 1
 TF_HASH = 1
@@ -30,21 +36,30 @@ SANITIZER = re.compile(r"Sanitizer|runtime error:|dnd: BUG")
 
 # Mutation kinds, in the order each method's runs walk through them.
 KINDS = ["control", "flip-hdr", "flip-payload", "flip-trailer", "truncate",
-         "tiny", "stall", "reset", "garbage", "withheld", "flip-seg"]
+         "tiny", "stall", "reset", "garbage", "withheld", "flip-seg",
+         "flip-ctl"]
 
 # A refused run of these kinds must name its cause in these words.
 CAUSES = {"stall": "--timeout", "truncate": "closed the connection",
           "reset": "reset"}
 
-# Known receiver defects: (kind, field or None, method or None, problems,
-# reason). A run of that kind whose every problem matches the pattern is
-# reported as "known" instead of failing, so the test passes today and still
-# catches any other failure; when one no longer shows, the script says so
-# and the entry should go.
+# Known receiver defects: a run of that kind (field, method, capture: any
+# when left out) whose every problem matches the pattern is reported as
+# "known" instead of failing, so the test passes today and still catches any
+# other failure; when one no longer shows, the script says so and the entry
+# should go.
 KNOWN = [
-    ("flip-trailer", "status", None, r"^exit 0, wanted 1$",
-     "proto_get_end takes a trailer whose status (a reply-only field) is "
-     "1..5, and the receiver lands as if it were 0"),
+    dict(kind="flip-trailer", field="status", problems=r"^exit 0, wanted 1$",
+         reason="proto_get_end takes a trailer whose status (a reply-only "
+         "field) is 1..6, and the receiver lands as if it were 0"),
+    dict(kind="flip-ctl", field="join len", cap="pipe",
+         problems=r"^exit 0, wanted 1$",
+         reason="recv_join checks a join's range only when the length is "
+         "known: a segmented stream's join may say any offset and len"),
+    dict(kind="flip-ctl", field="join offset", cap="pipe",
+         problems=r"^exit 0, wanted 1$",
+         reason="recv_join checks a join's range only when the length is "
+         "known: a segmented stream's join may say any offset and len"),
 ]
 
 
@@ -55,9 +70,11 @@ class Capture:
         self.name, self.data, self.payload = name, bytes(data), payload
         magic, _, flags, length = struct.unpack(">4sHHQ", self.data[:16])
         assert magic == b"DNDH", name
+        assert self.data[HDR:HDR + 4] == b"DNDP", name
+        assert self.data[HDR + MSG:HDR + MSG + 4] == b"DNDJ", name
         self.segmented = bool(flags & HF_SEGMENTED)
         self.segs = []          # offsets of the segment headers
-        p = MSG
+        p = CTL
         if self.segmented:
             while True:
                 self.segs.append(p)
@@ -71,7 +88,7 @@ class Capture:
         assert p + MSG == len(self.data), name
         magic, _, tflags = struct.unpack(">4sHH", self.data[p:p + 8])
         assert magic == b"DNDT" and tflags & TF_HASH, name
-        self.bounds = sorted({0, MSG, p, len(self.data)} |
+        self.bounds = sorted({0, HDR, HDR + MSG, CTL, p, len(self.data)} |
                              set(self.segs) | {s + SEG for s in self.segs})
 
 
@@ -112,11 +129,13 @@ def run_sender(args, dnd, tmp, name, feed=None):
         conn, _ = ls.accept()
         conn.settimeout(20)
         rx = Rx(conn)
-        rx.need(MSG)
+        rx.need(HDR)
+        conn.sendall(struct.pack(">4sHHQQ", b"DNDA", ST_OK, 0, 0, 0))
+        rx.need(CTL)
         if feed:
             feed(proc, rx)
         else:
-            rx.need(2 * MSG + rx.u64(8))
+            rx.need(CTL + rx.u64(8) + MSG)
         end = len(rx.data) - MSG
         _, _, flags, nbytes, h = struct.unpack(">4sHHQQ", rx.data[end:])
         conn.sendall(struct.pack(">4sHHQQ", b"DNDR", ST_OK, flags, nbytes,
@@ -142,7 +161,7 @@ def feed_pipe(chunks):
     the next only once the last arrived, so each is exactly one segment."""
 
     def feed(proc, rx):
-        p, got, fed = MSG, 0, 0
+        p, got, fed = CTL, 0, 0
         for c in chunks:
             proc.stdin.write(c)
             proc.stdin.flush()
@@ -192,7 +211,12 @@ class Plan:
 
 
 HDR_FIELDS = [(4, "magic"), (6, "version"), (8, "flags"), (16, "length"),
-              (24, "reserved")]
+              (24, "xfer_id"), (32, "ident"), (34, "streams"),
+              (48, "reserved")]
+PLAN_FIELDS = [(4, "magic"), (6, "reserved"), (8, "flags"), (16, "start"),
+               (24, "reserved")]
+JOIN_FIELDS = [(4, "magic"), (6, "index"), (8, "streams"), (16, "xfer_id"),
+               (24, "offset"), (32, "len")]
 END_FIELDS = [(4, "magic"), (6, "status"), (8, "flags"), (16, "bytes"),
               (24, "hash")]
 
@@ -215,16 +239,30 @@ def plan_flip(kind, cap, rng, null):
     """Bit flips. Where the receiver cannot tell (no hash at a /dev/null
     sink) 0 is allowed; everywhere else the run must fail."""
     if kind == "flip-hdr":
-        data, pos, bit = flip(cap, rng, 0, MSG)
+        data, pos, bit = flip(cap, rng, 0, HDR)
         p = Plan(data)
         p.field = field_of(HDR_FIELDS, pos)
+        if p.field == "ident":
+            # The source's identity matters only to --resume.
+            p.expect = (0, 1)
+    elif kind == "flip-ctl":
+        data, pos, bit = flip(cap, rng, HDR, CTL)
+        p = Plan(data)
+        if pos < HDR + MSG:
+            p.field = "plan " + field_of(PLAN_FIELDS, pos - HDR)
+            if pos == HDR + 7 and bit == 0:
+                # "The kept prefix differs" with nothing kept: starting
+                # over from 0 is what happens anyway.
+                p.expect = (0, 1)
+        else:
+            p.field = "join " + field_of(JOIN_FIELDS, pos - HDR - MSG)
     elif kind == "flip-seg":
         s = rng.choice(cap.segs)
         data, pos, bit = flip(cap, rng, s, s + SEG)
         p = Plan(data)
         p.field = "segment %d of %d" % (cap.segs.index(s) + 1, len(cap.segs))
     elif kind == "flip-payload":
-        data, pos, bit = flip(cap, rng, MSG, cap.trailer)
+        data, pos, bit = flip(cap, rng, CTL, cap.trailer)
         p = Plan(data, expect=(0, 1) if null else (1,))
         p.field = "payload"
     else:
@@ -417,18 +455,20 @@ class Run:
             return False
 
     def read_reply(self, s):
+        """The accept, then the reply: whatever comes until the end."""
         s.settimeout(10 + self.cfg.slack + len(self.plan.data) / HASH_RATE)
         buf = b""
         try:
-            while len(buf) < MSG:
-                b = s.recv(MSG - len(buf))
+            while len(buf) < 2 * MSG:
+                b = s.recv(2 * MSG - len(buf))
                 if not b:
                     break
                 buf += b
         except OSError as e:
             self.notes.append("reply: %s" % e)
-        if len(buf) == MSG and buf[:4] == b"DNDR":
-            self.reply = struct.unpack(">4sHHQQ", buf)[1:]
+        for at in range(0, len(buf) - MSG + 1, MSG):
+            if buf[at:at + 4] == b"DNDR":
+                self.reply = struct.unpack(">4sHHQQ", buf[at:at + MSG])[1:]
 
     def drive(self):
         p = self.plan
@@ -437,7 +477,9 @@ class Run:
         s.settimeout(10 + self.cfg.slack)
         try:
             sent = self.send(s, p.data[:p.cut])
-            if p.mode == "full":
+            if p.mode in ("full", "close"):
+                # A FIN, then what the receiver says (its accept, a
+                # reply), so that closing with it unread sends no RST.
                 try:
                     if sent:
                         s.shutdown(socket.SHUT_WR)
@@ -532,11 +574,13 @@ class Run:
                          (rc, " or ".join(map(str, self.plan.expect))))
 
     def known(self):
-        for kind, field, method, pattern, reason in KNOWN:
-            if kind == self.kind and field in (None, self.plan.field) and \
-                    method in (None, self.method) and \
-                    all(re.search(pattern, p) for p in self.problems):
-                return reason
+        for k in KNOWN:
+            if k["kind"] == self.kind and \
+                    k.get("field", self.plan.field) == self.plan.field and \
+                    k.get("method", self.method) == self.method and \
+                    k.get("cap", self.cap.name) == self.cap.name and \
+                    all(re.search(k["problems"], p) for p in self.problems):
+                return k["reason"]
         return None
 
     def __call__(self):
@@ -593,10 +637,9 @@ def report(runs):
     for reason, rs in known.items():
         print("known defect (%d runs, e.g. %s): %s\n     %s" %
               (len(rs), rs[0].describe(), reason, "; ".join(rs[0].problems)))
-    for kind, field, method, pattern, reason in KNOWN:
-        if reason not in known:
-            print("note: known defect not seen in this run (if it is "
-                  "gone, drop it from KNOWN): %s" % reason)
+    for reason in sorted({k["reason"] for k in KNOWN} - set(known)):
+        print("note: known defect not seen in this run (if it is gone, "
+              "drop it from KNOWN): %s" % reason)
     by = {}
     for r in runs:
         by.setdefault(r.method, [0, 0, 0])

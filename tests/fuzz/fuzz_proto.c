@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* libFuzzer: every decoder of dnd's wire format (proto.h) with a re-encoding
- * oracle, then the input as a whole stream read off a socket, which must
- * agree with the decoders message by message. */
+ * oracle, then the input as stream 0 read off a socket the way a receiver
+ * does, which must agree with the decoders message by message. */
 #include <sys/socket.h>
 #include <errno.h>
 #include <stdint.h>
@@ -13,6 +13,8 @@
 #include "core/stats.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *d, size_t size);
+
+#define WHY	160
 
 /* A heap copy of exactly n bytes (zero-padded), so ASan sees overreads. */
 static uint8_t *exact(const uint8_t *d, size_t size, size_t n)
@@ -26,55 +28,106 @@ static uint8_t *exact(const uint8_t *d, size_t size, size_t n)
 }
 
 /* A refusal's reason fits its buffer and says something. */
-static void check_why(const char *why, size_t len)
+static void check_why(int r, const char *why, size_t len)
 {
-	if (!memchr(why, 0, len) || (len > 1 && !why[0]))
+	if (r != -EBADMSG || !memchr(why, 0, len) || (len > 1 && !why[0]))
 		abort();
 }
 
-static void fuzz_hdr(const uint8_t *in, size_t whylen)
+/* Decoded messages re-encode to the very bytes: each has one encoding. */
+static void same(const uint8_t *a, const uint8_t *b, size_t n)
 {
-	char *why = malloc(whylen);
-	struct dnd_hdr h;
-	uint8_t out[DND_MSG_LEN];
-
-	if (!why)
+	if (memcmp(a, b, n))
 		abort();
-	if (proto_get_hdr(in, &h, why, (unsigned int)whylen)) {
-		check_why(why, whylen);
-		free(why);
+}
+
+static void fuzz_hdr(const uint8_t *in, char *why, size_t wl)
+{
+	uint8_t out[DND_HDR_LEN];
+	struct dnd_hdr h;
+	int r = proto_get_hdr(in, &h, why, (unsigned int)wl);
+
+	if (r) {
+		check_why(r, why, wl);
 		return;
 	}
-	free(why);
 	if (h.version != DND_PROTO_VERSION || h.flags & ~DND_HF_SEGMENTED ||
-	    h.length > DND_LEN_MAX || (h.flags & DND_HF_SEGMENTED && h.length))
+	    h.length > DND_LEN_MAX || !h.streams ||
+	    h.streams > DND_STREAMS_MAX ||
+	    (h.flags & DND_HF_SEGMENTED && (h.length || h.streams != 1)))
 		abort();
 	proto_put_hdr(out, &h);
-	if (memcmp(out, in, DND_MSG_LEN))
-		abort();
+	same(out, in, DND_HDR_LEN);
 }
 
-/* Returns whether in decoded as this kind of end message. */
-static bool fuzz_end(const uint8_t *in, bool trailer, size_t whylen)
+static bool fuzz_accept(const uint8_t *in, char *why, size_t wl)
 {
-	char *why = malloc(whylen);
-	struct dnd_end e;
 	uint8_t out[DND_MSG_LEN];
+	struct dnd_accept a;
+	int r = proto_get_accept(in, &a, why, (unsigned int)wl);
 
-	if (!why)
-		abort();
-	if (proto_get_end(in, trailer, &e, why, (unsigned int)whylen)) {
-		check_why(why, whylen);
-		free(why);
+	if (r) {
+		check_why(r, why, wl);
 		return false;
 	}
-	free(why);
+	if (a.status > DND_ST_MAX || a.flags & ~DND_AF_RESUME ||
+	    a.resume_from > DND_LEN_MAX ||
+	    (!(a.flags & DND_AF_RESUME) && (a.resume_from || a.prefix_hash)))
+		abort();
+	proto_put_accept(out, &a);
+	same(out, in, DND_MSG_LEN);
+	return true;
+}
+
+static bool fuzz_plan(const uint8_t *in, char *why, size_t wl)
+{
+	uint8_t out[DND_MSG_LEN];
+	struct dnd_plan p;
+	int r = proto_get_plan(in, &p, why, (unsigned int)wl);
+
+	if (r) {
+		check_why(r, why, wl);
+		return false;
+	}
+	if (p.flags & ~DND_PF_MISMATCH || p.start > DND_LEN_MAX)
+		abort();
+	proto_put_plan(out, &p);
+	same(out, in, DND_MSG_LEN);
+	return true;
+}
+
+static void fuzz_join(const uint8_t *in, char *why, size_t wl)
+{
+	uint8_t out[DND_JOIN_LEN];
+	struct dnd_join j;
+	int r = proto_get_join(in, &j, why, (unsigned int)wl);
+
+	if (r) {
+		check_why(r, why, wl);
+		return;
+	}
+	if (!j.streams || j.streams > DND_STREAMS_MAX || j.index >= j.streams ||
+	    j.offset > DND_LEN_MAX || j.len > DND_LEN_MAX - j.offset)
+		abort();
+	proto_put_join(out, &j);
+	same(out, in, DND_JOIN_LEN);
+}
+
+static bool fuzz_end(const uint8_t *in, bool trailer, char *why, size_t wl)
+{
+	uint8_t out[DND_MSG_LEN];
+	struct dnd_end e;
+	int r = proto_get_end(in, trailer, &e, why, (unsigned int)wl);
+
+	if (r) {
+		check_why(r, why, wl);
+		return false;
+	}
 	if (e.flags & ~DND_TF_HASH || e.status > DND_ST_MAX ||
 	    e.bytes > DND_LEN_MAX || !proto_status_name(e.status))
 		abort();
 	proto_put_end(out, trailer, &e);
-	if (memcmp(out, in, DND_MSG_LEN))
-		abort();
+	same(out, in, DND_MSG_LEN);
 	return true;
 }
 
@@ -87,28 +140,37 @@ static void fuzz_seg(const uint8_t *in)
 	if ((r == 0) != (n <= DND_SEG_MAX) || (r && r != -EBADMSG))
 		abort();
 	proto_put_seg(out, n);
-	if (memcmp(out, in, DND_SEG_HDR_LEN))
-		abort();
+	same(out, in, DND_SEG_HDR_LEN);
 }
 
-static void fuzz_decoders(const uint8_t *d, size_t size)
+/* Each decoder on the input, with a roomy and a tight reason buffer. */
+static void fuzz_decoders(const uint8_t *d, size_t size, size_t wl)
 {
+	uint8_t *h = exact(d, size, DND_HDR_LEN);
 	uint8_t *m = exact(d, size, DND_MSG_LEN);
+	uint8_t *j = exact(d, size, DND_JOIN_LEN);
 	uint8_t *s = exact(d, size, DND_SEG_HDR_LEN);
-	size_t small = 1 + size % 24;
+	char *why = malloc(wl);
+	int kinds;
 
-	fuzz_hdr(m, 160);
-	fuzz_hdr(m, small);
-	if (fuzz_end(m, true, 160) && fuzz_end(m, false, small))
-		abort();	/* one message cannot be both */
-	fuzz_end(m, false, 160);
-	fuzz_end(m, true, small);
+	if (!why)
+		abort();
+	fuzz_hdr(h, why, wl);
+	fuzz_join(j, why, wl);
 	fuzz_seg(s);
+	/* One 24-byte message is at most one kind: the magic says which. */
+	kinds = fuzz_accept(m, why, wl) + fuzz_plan(m, why, wl) +
+		fuzz_end(m, true, why, wl) + fuzz_end(m, false, why, wl);
+	if (kinds > 1)
+		abort();
+	free(why);
+	free(h);
 	free(m);
+	free(j);
 	free(s);
 }
 
-/* Reads and drops n bytes as the payload; false at the end of the data. */
+/* Reads and drops n payload bytes; false at the end of the data. */
 static bool skip(int fd, uint64_t n)
 {
 	char buf[4096];
@@ -123,70 +185,115 @@ static bool skip(int fd, uint64_t n)
 	return true;
 }
 
-/*
- * The receiver's framing over a socket: a header, a length or segments,
- * a trailer. Each reader must return what its decoder says about the same
- * bytes, or -ENODATA exactly when fewer bytes are left than it needs.
- */
-static void fuzz_stream(int fd, const uint8_t *d, size_t size)
+/* A socket reader returns what its decoder says about the same bytes, or
+ * -ENODATA exactly when fewer than n were left (r2 is then unused): false
+ * to stop reading. */
+static bool agree(int r, size_t at, size_t n, size_t size, int r2)
+{
+	if (size - at < n) {
+		if (r != -ENODATA)
+			abort();
+		return false;
+	}
+	if (r != r2)
+		abort();
+	return !r;
+}
+
+/* Whether n bytes are left at at, so a decoder may look at them. */
+#define LEFT(n)	(size - at >= (n))
+
+/* The segments after the join, as the receiver reads them; the offset after
+ * the end marker, or 0 to stop. */
+static size_t fuzz_segments(int fd, const uint8_t *d, size_t size, size_t at)
 {
 	struct dnd_syscalls sc = { 0 };
-	struct dnd_hdr h, h2;
-	struct dnd_end e, e2;
-	char why[160], why2[160];
-	size_t at = DND_MSG_LEN;
-	uint64_t n;
-	int r;
 
-	r = proto_recv_hdr(fd, &h, why, sizeof(why));
-	if (size < DND_MSG_LEN) {
-		if (r != -ENODATA)
-			abort();
-		return;
-	}
-	if (r != proto_get_hdr(d, &h2, why2, sizeof(why2)) ||
-	    (!r && (h.version != h2.version || h.flags != h2.flags ||
-		    h.length != h2.length)))
-		abort();
-	if (r)
-		return;
-	while (h.flags & DND_HF_SEGMENTED) {
+	for (;;) {
 		uint8_t *c = exact(d + at, size - at, DND_SEG_HDR_LEN);
-		uint64_t n2;
+		uint64_t n, n2 = 0;
 		int r2 = proto_get_seg(c, &n2);
+		int r = proto_recv_seg(&sc, fd, &n);
 
 		free(c);
-		r = proto_recv_seg(&sc, fd, &n);
-		if (size - at < DND_SEG_HDR_LEN) {
-			if (r != -ENODATA)
-				abort();
-			return;
-		}
-		if (r != r2 || n != n2)
+		if (!agree(r, at, DND_SEG_HDR_LEN, size, r2))
+			return 0;
+		if (n != n2)
 			abort();
-		if (r)
-			return;
 		at += DND_SEG_HDR_LEN;
 		if (!n)
-			break;
+			return at;
 		if (!skip(fd, n))
-			return;
+			return 0;
 		at += n;
 	}
-	if (!(h.flags & DND_HF_SEGMENTED)) {
-		if (!skip(fd, h.length))
-			return;
-		at += h.length;
-	}
-	r = proto_recv_end(fd, true, &e, why, sizeof(why));
-	if (size - at < DND_MSG_LEN) {
-		if (r != -ENODATA)
+}
+
+/* Stream 0 as the receiver reads it: header, plan, join, the payload (a
+ * length or segments), trailer. */
+static void fuzz_stream(int fd, const uint8_t *d, size_t size)
+{
+	char why[WHY], why2[WHY];
+	struct dnd_hdr h, h2;
+	struct dnd_plan p, p2;
+	struct dnd_join j, j2;
+	struct dnd_end e, e2;
+	size_t at = 0;
+	uint8_t *pad;
+	int r, r2;
+
+	/* The header's first 8 bytes are judged alone, so a peer speaking
+	 * another version is told so rather than kept waiting. */
+	r = proto_recv_hdr(fd, &h, why, sizeof(why));
+	pad = exact(d, size, DND_HDR_LEN);
+	r2 = proto_get_hdr(pad, &h2, why2, sizeof(why2));
+	free(pad);
+	if (size >= 8 && r2 && (memcmp(d, "DNDH", 4) || d[4] ||
+				d[5] != DND_PROTO_VERSION)) {
+		if (r != r2)
 			abort();
 		return;
 	}
-	if (r != proto_get_end(d + at, true, &e2, why2, sizeof(why2)) ||
-	    (!r && (e.status != e2.status || e.flags != e2.flags ||
-		    e.bytes != e2.bytes || e.hash != e2.hash)))
+	if (!agree(r, at, DND_HDR_LEN, size, r2))
+		return;
+	if (h.flags != h2.flags || h.length != h2.length ||
+	    h.xfer_id != h2.xfer_id || h.ident != h2.ident ||
+	    h.streams != h2.streams)
+		abort();
+	at += DND_HDR_LEN;
+	r = proto_recv_plan(fd, &p, why, sizeof(why));
+	if (!agree(r, at, DND_MSG_LEN, size, LEFT(DND_MSG_LEN) ?
+		   proto_get_plan(d + at, &p2, why2, sizeof(why2)) : 0))
+		return;
+	if (p.flags != p2.flags || p.start != p2.start)
+		abort();
+	at += DND_MSG_LEN;
+	r = proto_recv_join(fd, &j, why, sizeof(why));
+	if (!agree(r, at, DND_JOIN_LEN, size, LEFT(DND_JOIN_LEN) ?
+		   proto_get_join(d + at, &j2, why2, sizeof(why2)) : 0))
+		return;
+	if (j.index != j2.index || j.streams != j2.streams ||
+	    j.xfer_id != j2.xfer_id || j.offset != j2.offset || j.len != j2.len)
+		abort();
+	at += DND_JOIN_LEN;
+	if (h.flags & DND_HF_SEGMENTED) {
+		at = fuzz_segments(fd, d, size, at);
+		if (!at)
+			return;
+	} else {
+		if (!skip(fd, j.len))
+			return;
+		at += j.len;
+	}
+	r = proto_recv_end(fd, true, &e, why, sizeof(why));
+	if (!agree(r, at, DND_MSG_LEN, size, LEFT(DND_MSG_LEN) ?
+		   proto_get_end(d + at, true, &e2, why2, sizeof(why2)) : 0))
+		return;
+	if (e.status != e2.status || e.flags != e2.flags ||
+	    e.bytes != e2.bytes || e.hash != e2.hash)
+		abort();
+	at += DND_MSG_LEN;
+	if (proto_recv_eof(fd) != (at == size ? 0 : -EBADMSG))
 		abort();
 }
 
@@ -194,7 +301,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *d, size_t size)
 {
 	int sp[2];
 
-	fuzz_decoders(d, size);
+	fuzz_decoders(d, size, WHY);
+	fuzz_decoders(d, size, 1 + size % 24);
 	/* The whole input must fit in the socket buffer, written at once. */
 	if (size > 65536 || socketpair(AF_UNIX, SOCK_STREAM, 0, sp))
 		return 0;
