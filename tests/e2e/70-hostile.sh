@@ -36,7 +36,7 @@ case $(nm -an "$DND" 2>/dev/null | grep -m1 -o __asan_init) in
 *__asan_init*) slack=10 ;;
 esac
 
-timeout -k 5 280 python3 "$(dirname "$0")/hostile.py" --dnd "$DND" \
+timeout -k 5 280 python3 -B "$(dirname "$0")/hostile.py" --dnd "$DND" \
 	--dir "$T" --methods "$methods" --seeds "$seeds" -n "$DND_HOSTILE_N" \
 	--jobs "$DND_HOSTILE_JOBS" --slack "$slack" --only "$DND_HOSTILE_ONLY"
 rc=$?
