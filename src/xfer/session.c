@@ -358,17 +358,18 @@ static void session_cleanup(struct session *s, int code)
 {
 	unsigned int i;
 
-	xfer_close(&s->t);
-	XXH3_freeState(s->hash);
-	for (i = 1; i < s->n; i++)
-		if (s->fd[i] >= 0)
-			close(s->fd[i]);
+	/* The streams' counts say what a kept partial file holds. */
 	if (!s->end.landing)
 		endpoint_close(&s->end);
 	else if (!code)
 		land_free(&s->land);
 	else if (!s->o->resume || session_keep(s))
 		land_abort(&s->land);
+	xfer_close(&s->t);
+	XXH3_freeState(s->hash);
+	for (i = 1; i < s->n; i++)
+		if (s->fd[i] >= 0)
+			close(s->fd[i]);
 	io_stop_fd = -1;
 	for (i = 0; i < DND_STREAMS_MAX; i++)
 		if (s->sock[i] >= 0)
