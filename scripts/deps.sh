@@ -4,6 +4,7 @@
 # with, when any is missing: debian/control's Build-Depends (so that a fresh
 # machine can run dpkg-buildpackage too) and the tools the tests use. Quiet
 # and quick when everything is there already.
+# `deps.sh fuzz` also wants clang and its libFuzzer runtime (make fuzz).
 set -eu
 cd "$(dirname "$0")/.."
 
@@ -24,6 +25,8 @@ build_depends() {
 PKGS="gcc make dpkg-dev $(build_depends | tr '\n' ' ')
 xxhash netcat-openbsd iproute2 iperf3 strace gnuplot-nox jq
 man-db groff-base mandoc lintian"
+# libclang-rt-dev holds libFuzzer; clang only recommends it.
+[ "${1:-}" = fuzz ] && PKGS="$PKGS clang libclang-rt-dev"
 
 # One dpkg-query for all: it names the installed ones.
 # shellcheck disable=SC2086

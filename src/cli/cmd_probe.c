@@ -17,7 +17,6 @@
 #include "xfer/method.h"
 #include "probe/probe.h"
 
-#define DND_PROBE_SCHEMA 1
 #define PROBE_COLS 79
 
 struct probe_opts {
@@ -172,7 +171,8 @@ static void json_ll(struct json *j, const char *key, long long v)
 
 static void json_kernel(struct json *j, const struct probe_kernel *k)
 {
-	json_obj_begin(j, "kernel");
+	/* "machine": json_begin_doc() writes "kernel", the release. */
+	json_obj_begin(j, "machine");
 	json_str(j, "release", k->release);
 	json_i64(j, "page_size", k->page_size);
 	json_ll(j, "pipe_max_size", k->pipe_max_size);
@@ -269,8 +269,7 @@ static int probe_report(const struct probe_opts *o)
 	for (f = probe_features(), n = 0; f->name; f++, n++)
 		probe_run(f, &res[n]);
 	if (o->json) {
-		json_begin(&j, stdout);
-		json_u64(&j, "schema", DND_PROBE_SCHEMA);
+		json_begin_doc(&j, stdout, "probe");
 		json_str(&j, "command", "probe");
 		json_kernel(&j, &k);
 		json_methods(&j);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* Temporary file, verify, rename: see land.h. */
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
@@ -22,24 +23,61 @@ static char *land_dir(const char *target)
 	return dir;
 }
 
+/* Pseudo file systems accept the name and fail every write later. */
+static bool land_pseudo_fs(const char *dir)
+{
+	struct statfs sf;
+
+	if (statfs(dir, &sf) == -1)
+		return false;
+	return sf.f_type == 0x9fa0 /* proc */ ||
+	       sf.f_type == 0x62656572 /* sysfs */ ||
+	       sf.f_type == 0x64626720 /* debugfs */ ||
+	       sf.f_type == 0x27e0eb /* cgroup */ ||
+	       sf.f_type == 0x63677270 /* cgroup2 */;
+}
+
+/*
+ * What is under the target's own name (lstat: a symlink is itself, dangling
+ * or not) decides: nothing, or with -t anything but a directory, can be
+ * landed; with -o only a regular file, since writing in place through a
+ * link would leave the file it points to torn by a failure.
+ */
+static int land_check_target(const char *target, bool overwrite,
+			     bool truncate, char *err, size_t len)
+{
+	struct stat st;
+
+	if (lstat(target, &st) == -1)
+		return 0;
+	if (S_ISDIR(st.st_mode)) {
+		snprintf(err, len, "%s is a directory; name a file", target);
+		return -EISDIR;
+	}
+	if (S_ISLNK(st.st_mode) && overwrite) {
+		snprintf(err, len, "%s is a symbolic link; -o would write "
+			 "through it in place and a failure would leave the "
+			 "file it points to torn; use -t to replace the link, "
+			 "or name the file itself", target);
+		return -ELOOP;
+	}
+	if (!overwrite && !truncate) {
+		snprintf(err, len, "%s exists; use -t to replace it or "
+			 "-o to overwrite it in place", target);
+		return -EEXIST;
+	}
+	return 0;
+}
+
 int land_check(const char *target, bool overwrite, bool truncate, char *err,
 	       size_t len)
 {
-	struct stat st;
 	char *dir;
-	int r = 0;
+	int r;
 
-	if (stat(target, &st) == 0) {
-		if (S_ISDIR(st.st_mode)) {
-			snprintf(err, len, "%s is a directory; name a file", target);
-			return -EISDIR;
-		}
-		if (S_ISREG(st.st_mode) && !overwrite && !truncate) {
-			snprintf(err, len, "%s exists; use -t to replace it or "
-				 "-o to overwrite it in place", target);
-			return -EEXIST;
-		}
-	}
+	r = land_check_target(target, overwrite, truncate, err, len);
+	if (r)
+		return r;
 	dir = land_dir(target);
 	if (!dir) {
 		snprintf(err, len, "out of memory");
@@ -49,6 +87,11 @@ int land_check(const char *target, bool overwrite, bool truncate, char *err,
 		r = -errno;
 		snprintf(err, len, "cannot write into directory %s: %s", dir,
 			 strerror(errno));
+	} else if (land_pseudo_fs(dir)) {
+		r = -EROFS;
+		snprintf(err, len, "%s is on a pseudo file system (/proc, "
+			 "/sys, ...) where no file can be landed; name a "
+			 "file on a disk", target);
 	}
 	free(dir);
 	return r;
@@ -68,13 +111,18 @@ int land_open(struct dnd_land *l, const char *target, bool overwrite,
 	if (!l->target)
 		goto nomem;
 	/* Checked again: the file may have appeared while we waited. */
-	l->replaces = stat(target, &st) == 0;
+	l->replaces = lstat(target, &st) == 0;
 	if (l->replaces && !overwrite && !truncate) {
 		snprintf(err, len, "%s appeared while waiting for the sender; "
 			 "use -t to replace it or -o to overwrite it in place",
 			 target);
 		l->replaces = false;
 		return -EEXIST;
+	}
+	if (l->replaces &&
+	    (r = land_check_target(target, overwrite, truncate, err, len))) {
+		l->replaces = false;
+		return r;
 	}
 	l->dev = st.st_dev;
 	l->ino = st.st_ino;
@@ -122,7 +170,7 @@ static mode_t land_mode(const struct dnd_land *l)
 	mode_t mask = umask(0);
 
 	umask(mask);
-	if (l->replaces && stat(l->target, &st) == 0)
+	if (l->replaces && lstat(l->target, &st) == 0 && S_ISREG(st.st_mode))
 		return st.st_mode & 07777;
 	return 0666 & ~mask;
 }
@@ -147,14 +195,35 @@ static int land_rename(struct dnd_land *l)
 	return 0;
 }
 
+/* Makes the rename durable: the directory entry is data of the directory. */
+static int land_sync_dir(const struct dnd_land *l)
+{
+	char *dir = land_dir(l->target);
+	int dfd = dir ? open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
+	int r = 0;
+
+	if (dfd == -1 || fsync(dfd) == -1)
+		r = dir ? -errno : -ENOMEM;
+	if (dfd != -1)
+		close(dfd);
+	free(dir);
+	return r;
+}
+
 int land_commit(struct dnd_land *l, uint64_t size, char *err, size_t len)
 {
-	char *dir;
-	int dfd;
+	struct stat st;
+	int r;
 
-	if (ftruncate(l->fd, (off_t)size) == -1)
+	/* A file longer than the data (an in-place rewrite of a longer
+	 * file) is cut, and the cut made durable like the data was. */
+	if (fstat(l->fd, &st) == -1)
+		goto fail;
+	if ((uint64_t)st.st_size != size &&
+	    (ftruncate(l->fd, (off_t)size) == -1 || fdatasync(l->fd) == -1))
 		goto fail;
 	if (l->in_place) {
+		l->landed = true;
 		land_free(l);
 		return 0;
 	}
@@ -162,19 +231,22 @@ int land_commit(struct dnd_land *l, uint64_t size, char *err, size_t len)
 		goto fail;
 	free(l->tmp);
 	l->tmp = NULL;
-	/* The rename is durable only once the directory is. */
-	dir = land_dir(l->target);
-	dfd = dir ? open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
-	if (dfd != -1) {
-		fsync(dfd);
-		close(dfd);
+	l->landed = true;
+	r = land_sync_dir(l);
+	if (r) {
+		/* The file is there and verified; only its durability
+		 * across a crash is in doubt. */
+		snprintf(err, len, "landed %s, but fsync of its directory "
+			 "failed: %s", l->target, strerror(-r));
+		land_free(l);
+		return r;
 	}
-	free(dir);
 	land_free(l);
 	return 0;
 fail:
+	r = -errno;
 	snprintf(err, len, "cannot land %s: %s", l->target, strerror(errno));
-	return -errno;
+	return r;
 }
 
 static void land_close(struct dnd_land *l)
@@ -191,10 +263,11 @@ void land_abort(struct dnd_land *l)
 	land_close(l);
 	if (l->tmp)
 		unlink(l->tmp);
-	/* -o has written over it and -t asked for it to go: a stale or torn
-	 * file under the target's name would be mistaken for the transfer.
-	 * Only the very file that was checked, never one that came since. */
-	if (l->replaces && l->target && stat(l->target, &st) == 0 &&
+	/* -o has written over it: a torn file under the target's name would
+	 * be mistaken for the transfer. Only the very file that was checked,
+	 * never one that came since. -t replaces at the rename, so until
+	 * then the old file is untouched and stays. */
+	if (l->in_place && l->target && lstat(l->target, &st) == 0 &&
 	    st.st_dev == l->dev && st.st_ino == l->ino)
 		unlink(l->target);
 	free(l->tmp);

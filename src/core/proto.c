@@ -1,9 +1,15 @@
 // SPDX-License-Identifier: MIT
-/* Encoding and strict decoding of dnd's messages; see proto.h. */
+/*
+ * dnd's wire format in one place: encoding, strict decoding, and sending
+ * and receiving each message; see proto.h.
+ */
+#include <sys/socket.h>
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "core/io.h"
+#include "core/net.h"
 #include "core/proto.h"
 
 static const char magic_hdr[4] = { 'D', 'N', 'D', 'H' };
@@ -107,7 +113,7 @@ int proto_get_end(const uint8_t in[DND_MSG_LEN], bool trailer,
 	e->flags = get16(in + 6);
 	e->bytes = get64(in + 8);
 	e->hash = get64(in + 16);
-	if (e->flags & ~DND_TF_HASH || e->status > DND_ST_IOERR ||
+	if (e->flags & ~DND_TF_HASH || e->status > DND_ST_MAX ||
 	    e->bytes > DND_LEN_MAX) {
 		snprintf(why, len, "malformed %s", trailer ? "trailer" : "reply");
 		return -EBADMSG;
@@ -137,6 +143,83 @@ const char *proto_status_name(unsigned int status)
 		return "byte count mismatch";
 	case DND_ST_IOERR:
 		return "receiver could not land the data";
+	case DND_ST_NOHASH:
+		return "the sender sent no hash to verify against";
+	case DND_ST_MALFORMED:
+		return "bytes followed the trailer";
 	}
 	return "unknown status";
+}
+
+int proto_send_hdr(int sock, const struct dnd_hdr *h)
+{
+	uint8_t b[DND_MSG_LEN];
+
+	proto_put_hdr(b, h);
+	return net_send_all(sock, b, sizeof(b));
+}
+
+int proto_recv_hdr(int sock, struct dnd_hdr *h, char *why, size_t len)
+{
+	uint8_t b[DND_MSG_LEN];
+	int r = net_recv_all(sock, b, sizeof(b));
+
+	return r ? r : proto_get_hdr(b, h, why, (unsigned int)len);
+}
+
+int proto_send_end(int sock, bool trailer, const struct dnd_end *e)
+{
+	uint8_t b[DND_MSG_LEN];
+
+	proto_put_end(b, trailer, e);
+	return net_send_all(sock, b, sizeof(b));
+}
+
+int proto_recv_end(int sock, bool trailer, struct dnd_end *e, char *why,
+		   size_t len)
+{
+	uint8_t b[DND_MSG_LEN];
+	int r = net_recv_all(sock, b, sizeof(b));
+
+	return r ? r : proto_get_end(b, trailer, e, why, (unsigned int)len);
+}
+
+int proto_send_seg(struct dnd_syscalls *sc, int sock, uint64_t n)
+{
+	uint8_t b[DND_SEG_HDR_LEN];
+
+	proto_put_seg(b, n);
+	return io_write_all(sc, sock, b, sizeof(b));
+}
+
+/* A header that stops half-way is a stall (-EAGAIN) or a close (-ENODATA),
+ * told apart as for any other read. */
+int proto_recv_seg(struct dnd_syscalls *sc, int sock, uint64_t *n)
+{
+	uint8_t b[DND_SEG_HDR_LEN];
+	size_t got = 0;
+
+	while (got < sizeof(b)) {
+		ssize_t r = io_recv(sc, sock, b + got, sizeof(b) - got, 0);
+
+		if (r < 0)
+			return (int)r;
+		if (r == 0)
+			return -ENODATA;
+		got += (size_t)r;
+	}
+	return proto_get_seg(b, n);
+}
+
+int proto_recv_eof(int sock)
+{
+	char c;
+	ssize_t r;
+
+	do
+		r = recv(sock, &c, 1, 0);
+	while (r == -1 && errno == EINTR && !io_stop_signal);
+	if (r == -1)
+		return -errno;
+	return r ? -EBADMSG : 0;
 }

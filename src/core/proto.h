@@ -18,7 +18,10 @@
 #define DND_PROTO_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
+
+struct dnd_syscalls;
 
 #define DND_PROTO_VERSION	1
 #define DND_MSG_LEN		24
@@ -36,6 +39,9 @@ enum dnd_status {
 	DND_ST_MISMATCH = 1,	/* hashes differ: nothing landed */
 	DND_ST_SHORT = 2,	/* byte counts differ: nothing landed */
 	DND_ST_IOERR = 3,	/* the receiver could not land the data */
+	DND_ST_NOHASH = 4,	/* no hash from the sender: nothing landed */
+	DND_ST_MALFORMED = 5,	/* bytes after the trailer: nothing landed */
+	DND_ST_MAX = DND_ST_MALFORMED,
 };
 
 struct dnd_hdr {
@@ -66,6 +72,27 @@ int proto_get_end(const uint8_t in[DND_MSG_LEN], bool trailer,
 void proto_put_seg(uint8_t out[DND_SEG_HDR_LEN], uint64_t n);
 /* Returns 0, or -EBADMSG when n exceeds DND_SEG_MAX. */
 int proto_get_seg(const uint8_t in[DND_SEG_HDR_LEN], uint64_t *n);
+
+/*
+ * The messages on a connected blocking socket. Every other module asks
+ * these and never builds bytes itself. Receiving waits as long as the
+ * socket's SO_RCVTIMEO allows (net_tune). Each returns 0 or:
+ * -ENODATA when the peer closed before the whole message, -EAGAIN when
+ * nothing came in time, -EINTR on a stop signal, -EBADMSG with the reason
+ * in why when the bytes are malformed, or another -errno.
+ */
+int proto_send_hdr(int sock, const struct dnd_hdr *h);
+int proto_recv_hdr(int sock, struct dnd_hdr *h, char *why, size_t len);
+int proto_send_end(int sock, bool trailer, const struct dnd_end *e);
+int proto_recv_end(int sock, bool trailer, struct dnd_end *e, char *why,
+		   size_t len);
+/* Segment headers travel inside the payload: their calls are counted in
+ * sc with the data path's. */
+int proto_send_seg(struct dnd_syscalls *sc, int sock, uint64_t n);
+int proto_recv_seg(struct dnd_syscalls *sc, int sock, uint64_t *n);
+/* After the trailer the sender only shuts down: 0 at that end of the
+ * stream, -EBADMSG when bytes follow, or an error as above. */
+int proto_recv_eof(int sock);
 
 /* A short name for a reply status ("hash mismatch"). */
 const char *proto_status_name(unsigned int status);

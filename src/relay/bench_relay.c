@@ -18,6 +18,7 @@
 
 #include "relay/bench_relay.h"
 #include "core/json.h"
+#include "core/kernel.h"
 #include "core/log.h"
 #include "core/net.h"
 #include "cli/opts.h"
@@ -85,16 +86,12 @@ static int br_proc_cpu(long pid, double *user, double *sys)
 {
 	char path[64], buf[1024], *p;
 	unsigned long long ut, st;
-	FILE *f;
-	size_t n;
+	ssize_t n;
 
 	snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
-	f = fopen(path, "re");
-	if (!f)
-		return -errno;
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = 0;
+	n = kernel_read_file(path, buf, sizeof(buf));
+	if (n < 0)
+		return (int)n;
 	/* The command name may hold spaces and parentheses: skip past it. */
 	p = strrchr(buf, ')');
 	if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u "
@@ -332,8 +329,7 @@ static void br_json(const struct br_opts *b, const struct br_run *r,
 {
 	struct json j;
 
-	json_begin(&j, stdout);
-	json_str(&j, "schema", "dnd-bench-relay/1");
+	json_begin_doc(&j, stdout, "bench_relay_run");
 	json_str(&j, "path", br_name(b, r->mode));
 	json_u64(&j, "flows", r->flows);
 	json_u64(&j, "run", rep);
@@ -378,26 +374,6 @@ static void br_json(const struct br_opts *b, const struct br_run *r,
 	fflush(stdout);
 }
 
-static int br_cmp(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-/* Median of v[0..n) (sorts v); min and max on request. */
-static double br_median(double *v, unsigned int n, double *lo, double *hi)
-{
-	qsort(v, n, sizeof(*v), br_cmp);
-	if (lo)
-		*lo = n ? v[0] : 0;
-	if (hi)
-		*hi = n ? v[n - 1] : 0;
-	if (!n)
-		return 0;
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 static void br_row(const struct br_opts *b, const struct br_run *runs,
 		   unsigned int n)
 {
@@ -417,13 +393,16 @@ static void br_row(const struct br_opts *b, const struct br_run *runs,
 		if (runs[i].has_stats && runs[i].rs.splice_in_calls)
 			s[ns++] = relay_bytes_per_splice(&runs[i].rs);
 	}
-	gm = br_median(g, n, &lo, &hi);
+	gm = stats_median(g, n, &lo, &hi);
 	if (nc) {
-		snprintf(cpu, sizeof(cpu), "%.3f", br_median(c, nc, NULL, NULL));
-		snprintf(pct, sizeof(pct), "%.1f", br_median(p, nc, NULL, NULL));
+		snprintf(cpu, sizeof(cpu), "%.3f",
+			 stats_median(c, nc, NULL, NULL));
+		snprintf(pct, sizeof(pct), "%.1f",
+			 stats_median(p, nc, NULL, NULL));
 	}
 	if (ns)
-		snprintf(bps, sizeof(bps), "%.0f", br_median(s, ns, NULL, NULL));
+		snprintf(bps, sizeof(bps), "%.0f",
+			 stats_median(s, ns, NULL, NULL));
 	printf("%6u  %-8s %7.2f [%6.2f..%6.2f] %15s %12s %13s  %s %u/%u\n",
 	       runs[0].flows, br_name(b, runs[0].mode), gm, lo, hi, cpu, pct,
 	       bps, ok < n ? "FAILED" : b->no_verify ? "counted" : "verified",

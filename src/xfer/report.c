@@ -98,6 +98,10 @@ void report_text(FILE *f, const struct dnd_result *r)
 			r->sender ? r->tcp.tcpi_snd_mss : r->tcp.tcpi_rcv_mss);
 	if (r->detail[0])
 		fprintf(f, "  note: %s\n", r->detail);
+	if (r->sync[0])
+		fprintf(f, "  sync: %s\n", r->sync);
+	if (r->warning[0])
+		fprintf(f, "  warning: %s\n", r->warning);
 	if (r->error[0])
 		fprintf(f, "  verify: FAILED: %s\n", r->error);
 	else if (r->hash_valid)
@@ -192,5 +196,7 @@ void report_json(FILE *f, const struct dnd_result *r)
 		json_obj_end(&j);
 	}
 	json_str(&j, "note", r->detail[0] ? r->detail : NULL);
+	json_str(&j, "sync", r->sync[0] ? r->sync : NULL);
+	json_str(&j, "warning", r->warning[0] ? r->warning : NULL);
 	json_end(&j);
 }

@@ -33,6 +33,8 @@ struct dnd_result {
 	uint64_t hash;
 	bool raw;
 	char detail[160];
+	char sync[96];		/* receiver: how the landed file was synced */
+	char warning[320];	/* a problem that did not fail the transfer */
 	char error[320];	/* empty on success */
 };
 

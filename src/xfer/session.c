@@ -4,14 +4,11 @@
  * 000: the sender's clock runs from just before the first byte is read until
  * just after the last is sent; the receiver's from just before the first
  * payload byte is received until just after the last is synced to disk.
- * Hashing, landing and the reply happen outside the timed window.
+ * The driver (xfer.c) times that window; hashing, landing and the reply
+ * happen outside it. All framing is proto.c's.
  */
-#include <sys/ioctl.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
-#include <sys/sysmacros.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,24 +19,24 @@
 #include "core/io.h"
 #include "core/land.h"
 #include "core/log.h"
-#include "xfer/method.h"
 #include "core/net.h"
 #include "core/pipe.h"
 #include "core/proto.h"
+#include "xfer/endpoint.h"
+#include "xfer/method.h"
 #include "xfer/report.h"
 #include "xfer/session.h"
 #include "xfer/xfer.h"
 
 struct session {
 	const struct session_opts *o;
-	struct dnd_xfer x;
+	struct endpoint end;	/* the file end */
+	struct xfer_cfg cfg;
+	struct xfer t;		/* the driver's transfer: one stream */
 	struct dnd_result res;
 	struct dnd_land land;
-	bool landing;		/* receiver writes through land.c */
-	bool own_fd;
+	XXH3_state_t *hash;	/* a stream source hashed inline */
 	int sock;
-	uint64_t len;		/* payload length when known */
-	bool known;
 	FILE *out;		/* where the report goes */
 };
 
@@ -66,127 +63,71 @@ static int session_exit(struct session *s, int code, const char *fmt, ...)
 #define session_fail(s, ...) session_exit((s), 1, __VA_ARGS__)
 #define session_usage(s, ...) session_exit((s), 2, __VA_ARGS__)
 
-static bool is_dev(const struct stat *st, unsigned int maj, unsigned int min)
-{
-	return S_ISCHR(st->st_mode) && major(st->st_rdev) == maj &&
-	       minor(st->st_rdev) == min;
-}
-
-/* Opens and classifies the source; 0 or 2 (usage, printed). */
-static int session_open_source(struct session *s)
+/* Opens the file end and fills the driver's settings from it. 0 or 2. */
+static int session_open_end(struct session *s)
 {
 	const struct session_opts *o = s->o;
-	struct dnd_xfer *x = &s->x;
-	struct stat st;
-	int n;
+	char err[320];
+	int r;
 
-	x->fd = strcmp(o->file, "-") ? open(o->file, O_RDONLY | O_CLOEXEC) : 0;
-	s->own_fd = x->fd != 0;
-	if (x->fd == -1 || fstat(x->fd, &st) == -1) {
-		return session_usage(s, "cannot open %s: %s", o->file,
-				     strerror(errno));
-	}
-	x->fmode = st.st_mode;
-	s->known = true;
-	if (S_ISREG(st.st_mode)) {
-		off_t at = lseek(x->fd, 0, SEEK_CUR);
-		char c;
-
-		x->ep = DND_EP_FILE;
-		x->pos = at > 0 ? at : 0;
-		/* /proc and /sys files say size 0 yet have data: their length
-		 * is only known by reading them, like a pipe's. */
-		if (st.st_size <= x->pos && pread(x->fd, &c, 1, x->pos) == 1)
-			return session_usage(s, "%s says it is empty but has "
-					     "data (a pseudo-file); send it "
-					     "as a stream: cat %s | dnd send "
-					     "... -", o->file, o->file);
-		s->len = (uint64_t)(st.st_size > x->pos ? st.st_size - x->pos : 0);
-		if (o->has_limit && o->limit < s->len)
-			s->len = o->limit;
-		return 0;
-	}
-	x->ep = is_dev(&st, 1, 5) ? DND_EP_ZERO : DND_EP_STREAM;
-	if (S_ISDIR(st.st_mode)) {
-		return session_usage(s, "%s is a directory; name a file",
-				     o->file);
-	}
-	if (o->has_limit) {
-		s->len = o->limit;
-		return 0;
-	}
-	if (x->ep == DND_EP_ZERO || ioctl(x->fd, FIONREAD, &n) == -1) {
-		return session_usage(s, "%s has no end that dnd can see; "
-				     "give -l SIZE", o->file);
-	}
-	s->known = false;
-	return 0;
-}
-
-/* Classifies the sink; opens it unless it is landed later. 0 or 2. */
-static int session_open_sink(struct session *s)
-{
-	const struct session_opts *o = s->o;
-	struct dnd_xfer *x = &s->x;
-	char err[256];
-	struct stat st;
-
-	if (!strcmp(o->file, "-")) {
-		x->fd = 1;
-		if (fstat(1, &st) == -1) {
-			return session_usage(s, "standard output is closed");
-		}
-		x->ep = DND_EP_STREAM;
-		x->fmode = st.st_mode;
-		return 0;
-	}
-	if (stat(o->file, &st) == 0 && !S_ISREG(st.st_mode) &&
-	    !S_ISDIR(st.st_mode)) {
-		x->fd = open(o->file, O_WRONLY | O_CLOEXEC);
-		if (x->fd == -1)
-			return session_usage(s, "cannot open %s: %s", o->file,
-					     strerror(errno));
-		s->own_fd = true;
-		x->ep = is_dev(&st, 1, 3) ? DND_EP_NULL : DND_EP_STREAM;
-		x->fmode = st.st_mode;
-		return 0;
-	}
-	if (land_check(o->file, o->overwrite, o->truncate, err, sizeof(err)))
+	r = o->sender ? endpoint_source(&s->end, o->file, o->has_limit,
+					o->limit, err, sizeof(err)) :
+			endpoint_sink(&s->end, o->file, o->overwrite,
+				      o->truncate, err, sizeof(err));
+	if (r)
 		return session_usage(s, "%s", err);
-	s->landing = true;
-	x->ep = DND_EP_FILE;
-	x->fmode = S_IFREG;
+	s->cfg = (struct xfer_cfg){
+		.m = o->m,
+		.sender = o->sender,
+		.ep = s->end.ep,
+		.fmode = s->end.fmode,
+		.bsz = o->bsz,
+		.pipe_size = o->pipe_size,
+		.splice_flags = o->splice_flags,
+		.qd = o->qd,
+		.sync_every = o->sync_every,
+		.progress = isatty(2) && !o->json,
+		.hash_stream = o->sender && s->end.ep == DND_EP_STREAM &&
+			       o->verify && !o->raw,
+	};
 	return 0;
 }
 
 /* Method against the file end, and against this kernel. 0, 1 or 2. */
 static int session_check_method(struct session *s)
 {
-	const struct dnd_method *m = s->o->m;
 	char why[256] = "";
+	int r = xfer_check(&s->cfg, why, sizeof(why));
 
-	if (m->check && m->check(&s->x, why, sizeof(why)))
+	if (r == -EINVAL)
 		return session_usage(s, "%s", why);
-	if (method_probe(m, why, sizeof(why)))
-		return session_fail(s, "%s is not usable here: %s", m->name,
-				    why);
+	if (r)
+		return session_fail(s, "%s is not usable here: %s",
+				    s->o->m->name, why);
 	return 0;
 }
 
 /* Turns the transfer's first failure into a message naming the cause. */
 static int session_xfer_failed(struct session *s)
 {
-	const struct dnd_xfer *x = &s->x;
-	unsigned long long done = x->done;
+	const struct dnd_xfer *x = xfer_failed(&s->t);
+	unsigned long long done = xfer_done(&s->t);
 	const char *f = s->o->file;
+	struct xfer_out out;
 
+	/* Bytes a method had read into a buffer count as arrived. */
+	xfer_totals(&s->t, &out);
+	done += out.held;
+	if (!x)
+		return session_fail(s, "the transfer failed after %llu bytes",
+				    done);
 	switch (-x->err) {
 	case ENODATA:
-		if (x->sender)
+		if (s->o->sender)
 			return session_fail(s, "short source: %s ended after "
 					    "%llu of %llu bytes", f, done,
-					    (unsigned long long)s->len);
-		if (!s->known)
+					    (unsigned long long)s->end.len);
+		if (!s->end.known)
 			return session_fail(s, "short transfer: the sender "
 					    "closed the connection after %llu "
 					    "bytes without ending the stream "
@@ -194,7 +135,8 @@ static int session_xfer_failed(struct session *s)
 		return session_fail(s, "short transfer: the sender closed the "
 				    "connection after %llu of %llu bytes (it "
 				    "failed or was stopped)", done,
-				    (unsigned long long)s->len);
+				    (unsigned long long)s->end.len);
+	case EAGAIN:
 	case ETIMEDOUT:
 		return session_fail(s, "no progress for %g s after %llu bytes; "
 				    "the peer stalled (--timeout)",
@@ -203,13 +145,13 @@ static int session_xfer_failed(struct session *s)
 		return session_fail(s, "interrupted by %s after %llu bytes",
 				    strsignal(io_stop_signal), done);
 	case EPIPE:
-		if (!x->sender)
+		if (!s->o->sender)
 			return session_fail(s, "the reader of %s went away "
 					    "after %llu bytes (broken pipe)", f,
 					    done);
 		/* fall through */
 	case ECONNRESET:
-		return session_fail(s, x->sender ?
+		return session_fail(s, s->o->sender ?
 				    "the receiver closed the connection after "
 				    "%llu bytes (it failed: see its message)" :
 				    "the sender reset the connection after "
@@ -226,25 +168,27 @@ static int session_xfer_failed(struct session *s)
 			    done, strerror(-x->err));
 }
 
+/* The driver's one stream over the connection: set up the method. 0 or 1. */
 static int session_setup_method(struct session *s)
 {
 	const struct session_opts *o = s->o;
-	struct dnd_xfer *x = &s->x;
+	const struct endpoint *e = &s->end;
+	enum xfer_frame frame = XFER_LENGTH;
 	int r;
 
-	x->m = o->m;
-	x->sender = o->sender;
-	x->sock = s->sock;
-	x->bsz = o->bsz;
-	x->pipe_size = o->pipe_size;
-	x->splice_flags = o->splice_flags;
-	x->qd = o->qd;
-	x->sync_every = o->sync_every;
-	x->progress = isatty(2) && !o->json;
-	r = o->m->setup(x);
+	if (o->raw && (!o->sender || !e->known))
+		frame = XFER_UNTIL_EOF;
+	else if (!e->known)
+		frame = XFER_SEGMENTS;
+	r = xfer_open(&s->t, &s->cfg, 1);
+	if (r)
+		return session_fail(s, "cannot start the transfer: %s",
+				    strerror(-r));
+	xfer_stream(&s->t, 0, s->sock, e->fd, e->start, frame, e->len);
+	s->t.length = e->known ? e->len : UINT64_MAX;
+	s->t.st[0].hash = s->hash;
+	r = xfer_setup(&s->t);
 	if (r) {
-		if (!x->err)
-			xfer_fail(x, r, "setup");
 		if (r == -EPERM && o->pipe_size)
 			return session_fail(s, "--pipe-size %u refused by the "
 					    "kernel (EPERM: above "
@@ -263,82 +207,57 @@ static int session_stopped(struct session *s)
 		return 0;
 	return session_fail(s, "interrupted by %s after %llu bytes",
 			    strsignal(io_stop_signal),
-			    (unsigned long long)s->x.done);
+			    (unsigned long long)xfer_done(&s->t));
 }
 
-/* Times the payload between two samples: the seed's window. */
+/* The payload, timed by the driver: the seed's window. */
 static int session_payload(struct session *s)
 {
-	struct dnd_xfer *x = &s->x;
-	struct dnd_sample a, b;
-	int r;
+	int r = xfer_run(&s->t);
 
-	stats_sample(&a);
-	if (s->o->raw && (!x->sender || !s->known))
-		r = xfer_move_until_eof(x);
-	else if (x->sender)
-		r = xfer_send_payload(x, s->len, s->known);
-	else
-		r = xfer_recv_payload(x, s->len, s->known);
-	if (!r && x->m->finish)
-		r = x->m->finish(x);
-	if (!r && !x->sender && x->ep == DND_EP_FILE) {
-		r = io_fdatasync(&x->sc, x->fd);
-		if (r)
-			xfer_fail(x, r, "fdatasync");
-	}
-	stats_sample(&b);
-	stats_cost(&a, &b, x->done, &s->res.cost);
-	s->res.timed = true;
+	s->res.cost = s->t.cost;
+	s->res.timed = s->t.timed;
 	return r ? session_xfer_failed(s) : 0;
 }
 
 /* The sender's hash of what it sent: re-read, computed, or hashed inline. */
-static int session_source_hash(struct session *s, struct dnd_end *t,
-			       off_t start)
+static int session_source_hash(struct session *s, struct dnd_end *t)
 {
-	struct dnd_xfer *x = &s->x;
+	const struct endpoint *e = &s->end;
 	int r;
 
-	t->bytes = x->done;
+	t->bytes = xfer_done(&s->t);
 	if (!s->o->verify)
 		return 0;
-	if (x->ep == DND_EP_FILE) {
-		r = hash_fd(x->fd, start, x->done, &t->hash);
+	if (e->ep == DND_EP_FILE) {
+		r = hash_fd(e->fd, e->start, t->bytes, &t->hash);
 		if (r)
 			return session_fail(s, "cannot re-read %s to hash it: "
 					    "%s", s->o->file, strerror(-r));
 		t->flags = DND_TF_HASH;
-	} else if (x->ep == DND_EP_ZERO) {
-		t->hash = hash_zeros(x->done);
+	} else if (e->ep == DND_EP_ZERO) {
+		t->hash = hash_zeros(t->bytes);
 		t->flags = DND_TF_HASH;
-	} else if (x->hash) {
-		t->hash = XXH3_64bits_digest(x->hash);
+	} else if (s->hash) {
+		t->hash = XXH3_64bits_digest(s->hash);
 		t->flags = DND_TF_HASH;
 	}
 	return 0;
 }
 
-static int session_send_msg(struct session *s, const uint8_t *msg,
-			    const char *what)
+static int session_sent(struct session *s, int r, const char *what)
 {
-	int r = net_send_all(s->sock, msg, DND_MSG_LEN);
-
 	return r ? session_fail(s, "cannot send the %s: %s", what,
 				strerror(-r)) : 0;
 }
 
 /*
- * Reads one message, waiting at most secs (0: for ever). After the payload
- * the peer first re-reads and hashes everything, so callers allow for it.
+ * Turns a failed proto_recv_* into a message. After the payload the peer
+ * first re-reads and hashes everything, so callers allow for it in secs.
  */
-static int session_recv_msg(struct session *s, uint8_t *msg, const char *what,
-			    double secs)
+static int session_recv_failed(struct session *s, int r, const char *what,
+			       double secs)
 {
-	int r;
-
-	net_tune(s->sock, secs);
-	r = net_recv_all(s->sock, msg, DND_MSG_LEN);
 	if (r == -ENODATA)
 		return session_fail(s, "the peer closed the connection before "
 				    "the %s", what);
@@ -348,8 +267,7 @@ static int session_recv_msg(struct session *s, uint8_t *msg, const char *what,
 	if (r == -EAGAIN)
 		return session_fail(s, "no %s within %.0f s (--timeout)", what,
 				    secs);
-	return r ? session_fail(s, "cannot read the %s: %s", what,
-				strerror(-r)) : 0;
+	return session_fail(s, "cannot read the %s: %s", what, strerror(-r));
 }
 
 /*
@@ -358,7 +276,8 @@ static int session_recv_msg(struct session *s, uint8_t *msg, const char *what,
  */
 static double session_hash_wait(const struct session *s)
 {
-	return s->o->timeout ? s->o->timeout + (double)s->x.done / 5e7 : 0;
+	return s->o->timeout ? s->o->timeout +
+			       (double)xfer_done(&s->t) / 5e7 : 0;
 }
 
 /* Both hashes present and equal: verified; either missing: counted. */
@@ -370,13 +289,72 @@ static void session_verdict(struct session *s, const struct dnd_end *mine,
 	s->res.verdict = s->res.hash_valid ? "verified" : "counted";
 }
 
+static void session_unchecked(struct session *s)
+{
+	s->res.verdict = "unchecked";
+	snprintf(s->res.detail, sizeof(s->res.detail),
+		 "--raw: no framing, nothing verified");
+}
+
+/* The sender's message for a reply that says the data did not land. */
+static int session_refused(struct session *s, const struct dnd_end *rep,
+			   uint64_t done)
+{
+	if (rep->status == DND_ST_IOERR)
+		return session_fail(s, "the receiver could not land the file "
+				    "(see its message); nothing was landed");
+	if (rep->status == DND_ST_NOHASH)
+		return session_fail(s, "the receiver refused the data: it "
+				    "verifies and this sender sent no hash "
+				    "(--no-verify here needs --no-verify there)");
+	return session_fail(s, "the receiver refused the data: %s (%llu "
+			    "bytes landed of %llu sent)",
+			    proto_status_name(rep->status),
+			    (unsigned long long)rep->bytes,
+			    (unsigned long long)done);
+}
+
+/* After the payload: trailer out, the receiver's reply in. 0 or 1. */
+static int session_send_end(struct session *s)
+{
+	struct dnd_end t = { 0 }, rep;
+	uint64_t done = xfer_done(&s->t);
+	double wait;
+	char err[256];
+	int r;
+
+	if (session_stopped(s) || session_source_hash(s, &t))
+		return 1;
+	if (session_sent(s, proto_send_end(s->sock, true, &t), "trailer"))
+		return 1;
+	shutdown(s->sock, SHUT_WR);
+	/* The receiver re-reads what landed before it answers. */
+	wait = session_hash_wait(s);
+	net_tune(s->sock, wait);
+	r = proto_recv_end(s->sock, false, &rep, err, sizeof(err));
+	if (r == -EBADMSG)
+		return session_fail(s, "receiver's reply: %s", err);
+	if (r) {
+		/* All was sent: only the confirmation is missing. */
+		session_recv_failed(s, r, "receiver's reply", wait);
+		snprintf(s->res.warning, sizeof(s->res.warning), "the data "
+			 "may have landed: check the receiver's side");
+		log_err("the data may have landed: check the receiver's side");
+		return 1;
+	}
+	if (rep.status != DND_ST_OK)
+		return session_refused(s, &rep, done);
+	if (rep.bytes != done ||
+	    (t.flags & rep.flags & DND_TF_HASH && t.hash != rep.hash))
+		return session_fail(s, "the receiver's count or hash differs "
+				    "from what was sent");
+	session_verdict(s, &t, &rep);
+	return 0;
+}
+
 static int session_send(struct session *s)
 {
 	const struct session_opts *o = s->o;
-	struct dnd_xfer *x = &s->x;
-	struct dnd_end t = { 0 }, rep;
-	uint8_t msg[DND_MSG_LEN];
-	off_t start = x->pos;
 	char err[256];
 
 	s->sock = net_connect(o->host, o->port, (int)o->window,
@@ -388,58 +366,32 @@ static int session_send(struct session *s)
 	if (net_tune(s->sock, o->timeout))
 		return session_fail(s, "cannot set socket options: %s",
 				    strerror(errno));
+	if (s->cfg.hash_stream) {
+		s->hash = XXH3_createState();
+		if (!s->hash)
+			return session_fail(s, "out of memory");
+		XXH3_64bits_reset(s->hash);
+	}
 	if (session_setup_method(s))
 		return 1;
-	if (x->ep == DND_EP_STREAM && o->verify && !o->raw &&
-	    (o->m->flags & DND_M_USERBUF)) {
-		x->hash = XXH3_createState();
-		if (!x->hash)
-			return session_fail(s, "out of memory");
-		XXH3_64bits_reset(x->hash);
-	}
 	if (!o->raw) {
 		struct dnd_hdr h = {
 			.version = DND_PROTO_VERSION,
-			.flags = s->known ? 0 : DND_HF_SEGMENTED,
-			.length = s->known ? s->len : 0,
+			.flags = s->end.known ? 0 : DND_HF_SEGMENTED,
+			.length = s->end.known ? s->end.len : 0,
 		};
 
-		proto_put_hdr(msg, &h);
-		if (session_send_msg(s, msg, "header"))
+		if (session_sent(s, proto_send_hdr(s->sock, &h), "header"))
 			return 1;
 	}
 	if (session_payload(s))
 		return 1;
 	if (o->raw) {
-		s->res.verdict = "unchecked";
-		snprintf(s->res.detail, sizeof(s->res.detail),
-			 "--raw: no framing, nothing verified");
+		session_unchecked(s);
 		shutdown(s->sock, SHUT_WR);
 		return 0;
 	}
-	if (session_stopped(s) || session_source_hash(s, &t, start))
-		return 1;
-	proto_put_end(msg, true, &t);
-	if (session_send_msg(s, msg, "trailer"))
-		return 1;
-	shutdown(s->sock, SHUT_WR);
-	/* The receiver re-reads what landed before it answers. */
-	if (session_recv_msg(s, msg, "receiver's reply", session_hash_wait(s)))
-		return 1;
-	if (proto_get_end(msg, false, &rep, err, sizeof(err)))
-		return session_fail(s, "receiver's reply: %s", err);
-	if (rep.status != DND_ST_OK)
-		return session_fail(s, "the receiver refused the data: %s "
-				    "(%llu bytes landed of %llu sent)",
-				    proto_status_name(rep.status),
-				    (unsigned long long)rep.bytes,
-				    (unsigned long long)x->done);
-	if (rep.bytes != x->done ||
-	    (t.flags & rep.flags & DND_TF_HASH && t.hash != rep.hash))
-		return session_fail(s, "the receiver's count or hash differs "
-				    "from what was sent");
-	session_verdict(s, &t, &rep);
-	return 0;
+	return session_send_end(s);
 }
 
 static int session_accept(struct session *s)
@@ -467,32 +419,33 @@ static int session_accept(struct session *s)
 
 static int session_recv_header(struct session *s)
 {
-	uint8_t msg[DND_MSG_LEN];
 	struct dnd_hdr h;
 	char why[160];
+	int r;
 
-	if (session_recv_msg(s, msg, "header", s->o->timeout))
-		return 1;
-	if (proto_get_hdr(msg, &h, why, sizeof(why)))
+	r = proto_recv_hdr(s->sock, &h, why, sizeof(why));
+	if (r == -EBADMSG)
 		return session_fail(s, "bad header from %s: %s", s->res.peer,
 				    why);
-	s->known = !(h.flags & DND_HF_SEGMENTED);
-	s->len = h.length;
+	if (r)
+		return session_recv_failed(s, r, "header", s->o->timeout);
+	s->end.known = !(h.flags & DND_HF_SEGMENTED);
+	s->end.len = h.length;
 	return 0;
 }
 
 /* Checks the trailer against what landed; fills the reply. 0 or 1. */
 static int session_recv_verify(struct session *s, struct dnd_end *rep)
 {
-	struct dnd_xfer *x = &s->x;
-	uint8_t msg[DND_MSG_LEN];
+	uint64_t done = xfer_done(&s->t);
 	struct dnd_end t;
 	char why[160];
+	double wait;
 	int r;
 
-	rep->bytes = x->done;
-	if (s->o->verify && x->ep == DND_EP_FILE) {
-		r = hash_fd(x->fd, 0, x->done, &rep->hash);
+	rep->bytes = done;
+	if (s->o->verify && s->end.ep == DND_EP_FILE) {
+		r = hash_fd(s->end.fd, 0, done, &rep->hash);
 		if (r) {
 			rep->status = DND_ST_IOERR;
 			return session_fail(s, "cannot re-read %s to hash it: "
@@ -501,15 +454,28 @@ static int session_recv_verify(struct session *s, struct dnd_end *rep)
 		rep->flags = DND_TF_HASH;
 	}
 	/* The sender re-reads its source before it sends the trailer. */
-	if (session_recv_msg(s, msg, "sender's trailer", session_hash_wait(s)))
-		return 1;
-	if (proto_get_end(msg, true, &t, why, sizeof(why)))
+	wait = session_hash_wait(s);
+	net_tune(s->sock, wait);
+	r = proto_recv_end(s->sock, true, &t, why, sizeof(why));
+	if (r == -EBADMSG)
 		return session_fail(s, "bad trailer from the sender: %s", why);
-	if (t.bytes != x->done) {
+	if (r)
+		return session_recv_failed(s, r, "sender's trailer", wait);
+	r = proto_recv_eof(s->sock);
+	if (r == -EBADMSG) {
+		rep->status = DND_ST_MALFORMED;
+		return session_fail(s, "malformed stream from the peer: bytes "
+				    "after the sender's trailer; %s was not "
+				    "written", s->o->file);
+	}
+	if (r)
+		return session_recv_failed(s, r, "end of the sender's stream",
+					   wait);
+	if (t.bytes != done) {
 		rep->status = DND_ST_SHORT;
 		return session_fail(s, "the sender says it sent %llu bytes, "
 				    "%llu arrived", (unsigned long long)t.bytes,
-				    (unsigned long long)x->done);
+				    (unsigned long long)done);
 	}
 	if (t.flags & rep->flags & DND_TF_HASH && t.hash != rep->hash) {
 		rep->status = DND_ST_MISMATCH;
@@ -518,16 +484,36 @@ static int session_recv_verify(struct session *s, struct dnd_end *rep)
 				    (unsigned long long)t.hash,
 				    (unsigned long long)rep->hash, s->o->file);
 	}
+	/* The receiver decides what it accepts: a file it was asked to
+	 * verify lands only against the sender's hash. */
+	if (rep->flags & DND_TF_HASH && !(t.flags & DND_TF_HASH)) {
+		rep->status = DND_ST_NOHASH;
+		return session_fail(s, "the sender sent no hash (it ran with "
+				    "--no-verify), so nothing could be "
+				    "verified; %s was not written (receive "
+				    "with --no-verify to accept unverified "
+				    "data)", s->o->file);
+	}
 	session_verdict(s, rep, &t);
 	return 0;
+}
+
+/* The receiver's sync line: what made the landed file durable. */
+static void session_sync_note(struct session *s)
+{
+	if (!s->end.landing)
+		return;
+	snprintf(s->res.sync, sizeof(s->res.sync), "%s%sfdatasync, %s",
+		 s->o->sync_every ? "writeback started every " : "",
+		 s->o->sync_every ? "--sync stream step, then " : "",
+		 s->land.in_place ?
+		 "rewritten in place" : "renamed, directory fsynced");
 }
 
 static int session_recv(struct session *s)
 {
 	const struct session_opts *o = s->o;
-	struct dnd_xfer *x = &s->x;
 	struct dnd_end rep = { 0 };
-	uint8_t msg[DND_MSG_LEN];
 	char err[256];
 	int r;
 
@@ -535,41 +521,47 @@ static int session_recv(struct session *s)
 		return 1;
 	if (!o->raw && session_recv_header(s))
 		return 1;
-	if (s->landing) {
+	if (s->end.landing) {
 		if (land_open(&s->land, o->file, o->overwrite, o->truncate, err,
 			      sizeof(err)))
 			return session_fail(s, "%s", err);
-		x->fd = s->land.fd;
+		s->end.fd = s->land.fd;
 	}
 	if (session_setup_method(s) || session_payload(s) ||
 	    session_stopped(s))
 		return 1;
 	if (o->raw) {
-		s->res.verdict = "unchecked";
-		snprintf(s->res.detail, sizeof(s->res.detail),
-			 "--raw: no framing, nothing verified");
+		session_unchecked(s);
 	} else if (session_recv_verify(s, &rep)) {
-		if (!rep.status)
-			return 1;
 		/* Tell the sender why, so both sides fail with the cause. */
-		proto_put_end(msg, false, &rep);
-		net_send_all(s->sock, msg, sizeof(msg));
+		if (rep.status)
+			proto_send_end(s->sock, false, &rep);
 		return 1;
 	}
 	if (session_stopped(s))
 		return 1;
-	if (s->landing) {
-		r = land_commit(&s->land, x->done, err, sizeof(err));
-		x->fd = -1;
-		if (r) {
+	if (s->end.landing) {
+		session_sync_note(s);
+		r = land_commit(&s->land, xfer_done(&s->t), err, sizeof(err));
+		s->end.fd = -1;
+		if (r && !s->land.landed) {
 			rep.status = DND_ST_IOERR;
 			session_fail(s, "%s", err);
+		} else if (r) {
+			snprintf(s->res.warning, sizeof(s->res.warning), "%s",
+				 err);
+			log_err("warning: %s", err);
 		}
 	}
-	if (!o->raw) {
-		proto_put_end(msg, false, &rep);
-		if (session_send_msg(s, msg, "reply"))
-			return 1;
+	if (o->raw)
+		return s->res.error[0] ? 1 : 0;
+	r = proto_send_end(s->sock, false, &rep);
+	if (r && !s->res.error[0]) {
+		/* Landed and verified: the exit code follows the disk. */
+		snprintf(s->res.warning, sizeof(s->res.warning), "landed and "
+			 "verified, but the sender did not get the "
+			 "confirmation: %s", strerror(-r));
+		log_err("warning: %s", s->res.warning);
 	}
 	return s->res.error[0] ? 1 : 0;
 }
@@ -578,26 +570,27 @@ static void session_fill_result(struct session *s)
 {
 	const struct session_opts *o = s->o;
 	struct dnd_result *r = &s->res;
-	struct dnd_xfer *x = &s->x;
+	struct xfer_out out;
 
+	xfer_totals(&s->t, &out);
 	r->sender = o->sender;
 	r->method = o->m->name;
 	r->file = o->file;
-	r->bytes = x->done;
-	r->length = s->known ? s->len : UINT64_MAX;
-	r->sc = x->sc;
-	r->zc = x->zc;
+	r->bytes = xfer_done(&s->t);
+	r->length = s->end.known ? s->end.len : UINT64_MAX;
+	r->sc = out.sc;
+	r->zc = out.zc;
 	r->bsz = o->bsz;
-	r->eff_bsz = x->eff_bsz ? x->eff_bsz : o->bsz;
+	r->eff_bsz = out.eff_bsz ? out.eff_bsz : o->bsz;
 	r->uses_pipe = o->m->flags & DND_M_PIPE;
 	r->pipe_size = o->pipe_size;
-	r->pipe_got = x->pipe_got;
+	r->pipe_got = out.pipe_got;
 	r->window = o->window;
 	r->raw = o->raw;
 	if (!r->verdict)
 		r->verdict = "failed";
-	if (x->detail[0] && !r->detail[0])
-		snprintf(r->detail, sizeof(r->detail), "%s", x->detail);
+	if (out.detail[0] && !r->detail[0])
+		snprintf(r->detail, sizeof(r->detail), "%s", out.detail);
 	if (s->sock >= 0) {
 		net_bufs(s->sock, &r->sndbuf, &r->rcvbuf);
 		r->have_tcp = net_tcp_info(s->sock, &r->tcp) == 0;
@@ -606,18 +599,15 @@ static void session_fill_result(struct session *s)
 
 static void session_cleanup(struct session *s, int code)
 {
-	struct dnd_xfer *x = &s->x;
-
-	if (x->m && x->m->teardown)
-		x->m->teardown(x);
-	XXH3_freeState(x->hash);
-	if (s->landing) {
+	xfer_close(&s->t);
+	XXH3_freeState(s->hash);
+	if (s->end.landing) {
 		if (code)
 			land_abort(&s->land);
 		else
 			land_free(&s->land);
-	} else if (s->own_fd && x->fd >= 0) {
-		close(x->fd);
+	} else {
+		endpoint_close(&s->end);
 	}
 	io_stop_fd = -1;
 	if (s->sock >= 0)
@@ -629,12 +619,12 @@ int session_run(const struct session_opts *o)
 	struct session s = { .o = o, .sock = -1 };
 	int code;
 
-	xfer_init(&s.x, o->m, o->sender, -1, -1);
 	s.land.fd = -1;
+	s.end.fd = -1;
 	io_install_signals();
 	/* The report goes where the data does not. */
 	s.out = !o->sender && !strcmp(o->file, "-") ? stderr : stdout;
-	code = o->sender ? session_open_source(&s) : session_open_sink(&s);
+	code = session_open_end(&s);
 	if (!code)
 		code = session_check_method(&s);
 	if (!code)

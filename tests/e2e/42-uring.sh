@@ -77,11 +77,17 @@ ok "--qd 1 and 32, buffer and pipe sizes"
 
 # Streams: stdin is sent as segments, and the receiver must stop at each
 # segment's end. uring reads into user memory and hashes it there (so the
-# run is verified); splice never sees the bytes (counted).
+# run is verified); uring-splice never sees the bytes, so it is refused
+# unless both ends give up verification (counted).
+OUT=$(echo hi | "$DND" send -p 1 -c 127.0.0.1 -m uring-splice - 2>&1)
+[ $? = 2 ] || fail "uring-splice from a pipe, verifying: $OUT"
+expect_out "uring-splice cannot hash a stream source it never sees"
 for um in uring uring-splice; do
+	nv=
+	[ "$um" = uring-splice ] && nv=--no-verify
 	next_port
-	start_recv "$T/r.log" -m rw "$T/dst.$um"
-	cat "$T/src.$big" | "$DND" send -p "$PORT" -c 127.0.0.1 -m "$um" - \
+	start_recv "$T/r.log" -m rw $nv "$T/dst.$um"
+	cat "$T/src.$big" | "$DND" send -p "$PORT" -c 127.0.0.1 -m "$um" $nv - \
 		>"$T/s.log" 2>&1 || fail "$um from stdin: $(cat "$T/s.log")"
 	wait_recv
 	[ "$RRC" = 0 ] && cmp -s "$T/src.$big" "$T/dst.$um" ||

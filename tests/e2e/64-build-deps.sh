@@ -42,14 +42,23 @@ mk check-headers CC="$T/cc-all" BUILD="$T/b-all" >"$T/all.log" 2>&1 ||
 [ -e /usr/include/xxhash.h ] || echo "note: xxhash.h is not installed here"
 wrapper cc-noxx xxhash.h xxh3.h
 expect_exit 2 mk CC="$T/cc-noxx" BUILD="$T/b-noxx"
-for w in "xxhash.h is missing" "apt-get install libxxhash-dev pkg-config liburing-dev" \
+for w in "xxhash.h is missing (Debian package libxxhash-dev)" \
+	"apt-get install libxxhash-dev libsodium-dev pkg-config liburing-dev" \
 	"liburing-dev is optional" "make deps"; do
 	expect_out "$w"
 done
-case "$OUT" in *"No such file"*) fail "the compiler ran anyway: $OUT" ;; esac
+case "$OUT" in *"No such file"* | *sodium.h*)
+	fail "the compiler ran anyway, or a header there was called missing: $OUT" ;;
+esac
 objs=$(find "$T/b-noxx" -name '*.o' 2>/dev/null)
 [ -z "$objs" ] || fail "objects were built before the check: $objs"
 ok "without xxhash.h, make names the packages and make deps, compiles nothing"
+
+wrapper cc-nosodium sodium.h sodium
+expect_exit 2 mk CC="$T/cc-nosodium" BUILD="$T/b-nosodium"
+expect_out "sodium.h is missing (Debian package libsodium-dev)"
+case "$OUT" in *xxhash.h*) fail "xxhash.h called missing: $OUT" ;; esac
+ok "without sodium.h, make names libsodium-dev"
 
 # deps.sh reads Build-Depends: a copy whose control wants a package that
 # does not exist asks for it (as a user, so nothing is installed).

@@ -159,6 +159,41 @@ wait_size() {
 # be64 N: N as 8 big-endian bytes, for hand-made protocol messages.
 be64() { printf "$(printf '%016x' "$1" | sed 's/../\\x&/g')"; }
 
+# Hand-made protocol messages (src/core/proto.h), in one place:
+# msg_hdr LEN: a header for LEN payload bytes; msg_hdr_seg: for segments;
+# msg_trl BYTES HASH [FLAGS]: a trailer, FLAGS 1 (default) carries the hash.
+msg_hdr() { printf 'DNDH\x00\x01\x00\x00'; be64 "$1"; be64 0; }
+msg_hdr_seg() { printf 'DNDH\x00\x01\x00\x01'; be64 0; be64 0; }
+msg_trl() { printf "DNDT\\x00\\x00\\x00\\x$(printf %02x "${3:-1}")"; be64 "$1"; be64 "$2"; }
+
+# xxh3 FILE: the file's XXH3-64 as 0x<hex> (for msg_trl).
+xxh3() { echo "0x$(xxhsum -H3 "$1" | grep -oE '[0-9a-f]{16}' | head -n1)"; }
+
+# perl_peer PORT MODE < BYTES: connects to 127.0.0.1:PORT, sends stdin and
+# then, by MODE: "fin" shuts down writing and reads until the peer closes;
+# "rst" closes at once with a reset (SO_LINGER 0); "stall" keeps the
+# connection open 5 s without sending more. Bounded by timeout.
+perl_peer() {
+	timeout 20 perl -MSocket -e '
+		my ($port, $mode) = @ARGV;
+		socket(my $s, PF_INET, SOCK_STREAM, 0) or die "socket: $!";
+		connect($s, sockaddr_in($port, inet_aton("127.0.0.1")))
+			or die "connect: $!";
+		binmode STDIN; local $/; my $d = <STDIN>;
+		my $o = 0;
+		while ($o < length $d) {
+			my $n = syswrite($s, $d, length($d) - $o, $o);
+			defined $n or exit 0; $o += $n;
+		}
+		if ($mode eq "rst") {
+			setsockopt($s, SOL_SOCKET, SO_LINGER, pack("ii", 1, 0));
+			close $s; exit 0;
+		}
+		if ($mode eq "stall") { sleep 5; exit 0; }
+		shutdown($s, 1); my $b; 1 while sysread($s, $b, 65536);
+	' "$1" "$2"
+}
+
 # bg LOG CMD...: runs CMD in the background (killed at exit); sets BPID.
 bg() {
 	local log=$1; shift
