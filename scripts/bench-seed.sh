@@ -156,7 +156,12 @@ pair() {
 	local kind=$1 sm=$2 rm=$3 label="$1 $2>$3" src dst r p order out
 	[ -z "$ONLY" ] || [[ $label =~ $ONLY ]] || return 0
 	if [ "$kind" = zero ]; then src=/dev/zero dst=/dev/null
-	else src=$W/src dst=$W/dst; fi
+	else
+		src=$W/src dst=$W/dst
+		# page cache idle for a minute may be dropped (DAMON pageout
+		# on some VMs): every pair starts from a warm source
+		cat "$src" >/dev/null
+	fi
 	: >"$W/res.2006"; : >"$W/res.dnd"; : >"$W/res.nv"
 	for r in $(seq "$ROUNDS"); do
 		order="2006 dnd nv"
@@ -175,16 +180,18 @@ pair() {
 	col() { awk -v c="$2" '{ print $c }' "$W/res.$1" | median; }
 	awk -v l="$label" -v o="$(col 2006 1)" -v d="$(col dnd 1)" \
 	    -v n="$(col nv 1)" -v co="$(col 2006 3)" -v cd="$(col dnd 3)" \
+	    -v cn="$(col nv 3)" \
 	    -v wo="$(col 2006 2)" -v wd="$(col dnd 2)" -v wn="$(col nv 2)" 'BEGIN {
-		printf "| %s | %.0f | %.0f | %.2fx | %.0f | %.2fx | %.2f / %.2f | %.2f / %.2f / %.2f |\n",
-			l, o, d, d / o, n, n / o, co, cd, wo, wd, wn }'
+		printf "| %s | %.0f | %.0f | %.2fx | %.0f | %.2fx | %.2f / %.2f / %.2f | %.2f / %.2f / %.2f |\n",
+			l, o, d, d / o, n, n / o, co, cd, cn, wo, wd, wn }'
 }
 
 echo "# dnd vs the 2006 dnd (seed 000), $(uname -r), $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg), $(date -u +%FT%TZ)"
 echo "# $SIZE per run, -b $BSZ -w $WIN, ::1, $ROUNDS alternating rounds, medians;"
-echo "# MB/s on each receiver's own clock (first byte in .. last byte synced)"
+echo "# MB/s on each receiver's own clock (first byte in .. last byte synced);"
+echo "# CPU: user+sys of both processes, whole run; wall: sender start .. both exited"
 echo
-echo "| pair | 2006 MB/s | dnd MB/s | dnd/2006 | dnd no-verify MB/s | nv/2006 | CPU s 2006 / dnd | wall s 2006 / dnd / nv |"
+echo "| pair | 2006 MB/s | dnd MB/s | dnd/2006 | dnd no-verify MB/s | nv/2006 | CPU s 2006 / dnd / nv | wall s 2006 / dnd / nv |"
 echo "| --- | --- | --- | --- | --- | --- | --- | --- |"
 # The 2006 program cannot mmap-send /dev/zero (size 0: it sends nothing) nor
 # mmap-receive into /dev/null (ftruncate fails): those pairs are not run.
@@ -200,3 +207,5 @@ if [ "$KIND" != zero ]; then
 		for rm in rw mmap vmsplice; do pair file "$sm" "$rm"; done
 	done
 fi
+echo
+echo "# load at the end: $(cut -d' ' -f1-3 /proc/loadavg) (a shared machine: read ratios with the CPU column)"
