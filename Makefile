@@ -17,13 +17,22 @@ endif
 ifneq ($(SANITIZE),)
 BUILD ?= build-san
 SANFLAGS := -fsanitize=$(SANITIZE) -fno-omit-frame-pointer -fno-sanitize-recover=all
+# make fuzz: clang's coverage hooks in every object, libFuzzer at link time.
+ifeq ($(FUZZ),1)
+SANFLAGS += -fsanitize=fuzzer-no-link
+endif
 else
 BUILD ?= build
 SANFLAGS :=
 endif
 
-DND_CFLAGS := -std=gnu11 -D_GNU_SOURCE $(WARN) -Isrc $(SANFLAGS)
-LIBS := -lxxhash
+DND_CFLAGS := -std=gnu11 -D_GNU_SOURCE -pthread $(WARN) -Isrc $(SANFLAGS)
+LIBS := -lxxhash -pthread
+
+# libsodium is required (dnd serve's key proofs and MACs). Without pkg-config
+# data, -lsodium still names what is missing at link time; make deps installs it.
+DND_CFLAGS += $(shell pkg-config --cflags libsodium 2>/dev/null)
+LIBS += $(shell pkg-config --libs libsodium 2>/dev/null || echo -lsodium)
 
 # io_uring support is optional at build time; the probe reports "not built".
 ifeq ($(shell pkg-config --exists liburing 2>/dev/null && echo y),y)
@@ -41,6 +50,8 @@ OBJS := $(SRCS:%.c=$(BUILD)/%.o)
 LIB_OBJS := $(filter-out $(BUILD)/src/dnd.o,$(OBJS))
 UNIT_SRCS := $(sort $(wildcard tests/unit/test_*.c))
 UNIT_BINS := $(UNIT_SRCS:%.c=$(BUILD)/%)
+FUZZ_SRCS := $(sort $(wildcard tests/fuzz/fuzz_*.c))
+FUZZ_BINS := $(FUZZ_SRCS:%.c=$(BUILD)/%)
 BIN := $(BUILD)/dnd
 
 ifeq ($(V),1)
@@ -49,7 +60,8 @@ else
 Q := @
 endif
 
-.PHONY: all deps test check asan-check smoke bench clean hdrcheck format format-check
+.PHONY: all deps test check asan-check smoke bench clean hdrcheck format format-check \
+	fuzz fuzz-bins
 
 all: $(BIN)
 
@@ -85,6 +97,12 @@ $(BUILD)/tests/unit/%: tests/unit/%.c $(LIB_OBJS)
 	@$(if $(Q),echo "  CC      $<")
 	$(Q)$(CC) $(DND_CFLAGS) $(CFLAGS) -Itests/unit -MMD -MP -o $@ $< $(LIB_OBJS) $(LIBS)
 
+$(BUILD)/tests/fuzz/%: tests/fuzz/%.c $(LIB_OBJS)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  FUZZCC  $<")
+	$(Q)$(CC) $(DND_CFLAGS) $(CFLAGS) -fsanitize=fuzzer -MMD -MP -o $@ $< \
+		$(LIB_OBJS) $(LIBS)
+
 deps:
 	$(Q)scripts/deps.sh
 
@@ -95,6 +113,21 @@ test check: deps
 
 asan-check:
 	$(Q)$(MAKE) --no-print-directory test SANITIZE=address,undefined
+
+# libFuzzer: every tests/fuzz/fuzz_*.c, built by clang into build-fuzz/
+# with ASan and UBSan, runs FUZZ_SECONDS on a copy of its seed corpus
+# (tests/fuzz/corpus/<harness>/); any crash, leak, UB or hang fails.
+# WERROR=0: gcc's -Werror build is the warning gate; clang's own extra
+# warnings must not stop the fuzzing.
+FUZZ_SECONDS ?= 60
+FUZZ_CC ?= clang
+fuzz:
+	$(Q)scripts/deps.sh fuzz
+	$(Q)$(MAKE) --no-print-directory fuzz-bins BUILD=build-fuzz \
+		CC=$(FUZZ_CC) SANITIZE=address,undefined FUZZ=1 WERROR=0
+	$(Q)tests/fuzz/run.sh build-fuzz $(FUZZ_SECONDS) $(FUZZ_SRCS)
+
+fuzz-bins: $(FUZZ_BINS)
 
 smoke: deps all
 	$(Q)DND=$(CURDIR)/$(BIN) tests/smoke.sh
@@ -120,6 +153,6 @@ format-check:
 	clang-format --dry-run --Werror src/*.c src/*/*.c src/*/*.h tests/unit/*.c tests/unit/*.h
 
 clean:
-	rm -rf build build-san dnd
+	rm -rf build build-san build-fuzz dnd
 
--include $(OBJS:.o=.d) $(UNIT_BINS:=.d)
+-include $(OBJS:.o=.d) $(UNIT_BINS:=.d) $(FUZZ_BINS:=.d)

@@ -2,10 +2,13 @@
 # SPDX-License-Identifier: MIT
 # Installs the Debian packages dnd builds, tests and benchmarks with, when
 # any is missing. Quiet and quick when everything is there already.
+# `deps.sh fuzz` also wants clang and its libFuzzer runtime (make fuzz).
 set -eu
 
-PKGS="gcc make pkg-config libxxhash-dev xxhash liburing-dev netcat-openbsd \
+PKGS="gcc make pkg-config libxxhash-dev xxhash liburing-dev libsodium-dev netcat-openbsd \
 iproute2 iperf3 strace gnuplot-nox jq"
+# libclang-rt-dev holds libFuzzer; clang only recommends it.
+[ "${1:-}" = fuzz ] && PKGS="$PKGS clang libclang-rt-dev"
 
 missing=""
 for p in $PKGS; do

@@ -1,13 +1,14 @@
 // SPDX-License-Identifier: MIT
 /*
  * Machine-readable bench output: JSON Lines (one object per cell and per
- * reference, each carrying the schema and the machine), CSV with a fixed
- * set of columns, and a gnuplot chart drawn from a data file.
+ * reference, each with json_begin_doc()'s fields and the machine), CSV with
+ * a fixed set of columns, and a gnuplot chart drawn from a data file.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "bench/bench_export.h"
 #include "bench/bench_out.h"
 #include "bench/bench_proc.h"
 #include "bench/bench_ref.h"
@@ -24,10 +25,17 @@ static const char *const state_names[] = {
 	[BENCH_OFF] = "not in set",
 };
 
-static void json_common(struct json *j, const struct bench *b,
+/*
+ * Starts a cell's or a reference's object: the fields every dnd object has
+ * (type "bench_<kind>"), kind as before, and the machine and run settings.
+ */
+static void json_common(struct json *j, FILE *f, const struct bench *b,
 			const char *kind)
 {
-	json_u64(j, "schema", BENCH_SCHEMA);
+	char type[32];
+
+	snprintf(type, sizeof(type), "bench_%s", kind);
+	json_begin_doc(j, f, type);
 	json_str(j, "kind", kind);
 	json_obj_begin(j, "machine");
 	json_str(j, "kernel", b->facts.kernel);
@@ -59,6 +67,17 @@ static void json_side(struct json *j, const char *key, double user,
 	json_obj_end(j);
 }
 
+/* Throughput: median and spread in MB/s, and the median in Gbit/s. */
+static void json_mbps(struct json *j, double median, double lo, double hi)
+{
+	json_obj_begin(j, "mb_per_s");
+	json_f64(j, "median", median);
+	json_f64(j, "min", lo);
+	json_f64(j, "max", hi);
+	json_obj_end(j);
+	json_f64(j, "gbit_per_s", median * 8 / 1000);
+}
+
 static void json_cell(FILE *f, const struct bench *b,
 		      const struct bench_cell *c)
 {
@@ -69,8 +88,7 @@ static void json_cell(FILE *f, const struct bench *b,
 	struct json j;
 	unsigned int i;
 
-	json_begin(&j, f);
-	json_common(&j, b, "cell");
+	json_common(&j, f, b, "cell");
 	json_str(&j, "table", g->label[0] ? g->label : "main");
 	json_str(&j, "src", bench_src_name(g->src));
 	json_str(&j, "sink", bench_sink_name(g->sink));
@@ -85,12 +103,7 @@ static void json_cell(FILE *f, const struct bench *b,
 	json_u64(&j, "runs", c->nruns);
 	if (c->state == BENCH_OK) {
 		json_str(&j, "verdict", c->runs[0].rcv.verdict);
-		json_obj_begin(&j, "mb_per_s");
-		json_f64(&j, "median", s->mbps);
-		json_f64(&j, "min", s->mbps_min);
-		json_f64(&j, "max", s->mbps_max);
-		json_obj_end(&j);
-		json_f64(&j, "gbit_per_s", s->mbps * 8 / 1000);
+		json_mbps(&j, s->mbps, s->mbps_min, s->mbps_max);
 		json_side(&j, "sender", s->s_user, s->s_sys, s->s_usmb,
 			  s->s_callsmb);
 		json_side(&j, "receiver", s->r_user, s->r_sys, s->r_usmb,
@@ -116,20 +129,14 @@ static void json_ref(FILE *f, const struct bench *b, const struct bench_ref *r)
 {
 	struct json j;
 
-	json_begin(&j, f);
-	json_common(&j, b, "reference");
+	json_common(&j, f, b, "reference");
 	json_str(&j, "key", r->key);
 	json_str(&j, "name", r->name);
 	json_bool(&j, "ok", r->ok);
 	json_str(&j, "reason", r->why[0] ? r->why : NULL);
 	json_u64(&j, "runs", r->n);
 	if (r->ok) {
-		json_obj_begin(&j, "mb_per_s");
-		json_f64(&j, "median", r->mbps);
-		json_f64(&j, "min", r->mbps_min);
-		json_f64(&j, "max", r->mbps_max);
-		json_obj_end(&j);
-		json_f64(&j, "gbit_per_s", r->mbps * 8 / 1000);
+		json_mbps(&j, r->mbps, r->mbps_min, r->mbps_max);
 		if (r->usec_per_mb >= 0)
 			json_f64(&j, "cpu_usec_per_mb", r->usec_per_mb);
 	}

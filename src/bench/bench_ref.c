@@ -340,7 +340,7 @@ int bench_refs_round(struct bench *b, uint64_t net_bytes)
 
 void bench_refs_finish(struct bench *b)
 {
-	unsigned int i, k;
+	unsigned int i;
 
 	for (i = 0; i < b->nrefs; i++) {
 		struct bench_ref *r = &b->refs[i];
@@ -351,16 +351,9 @@ void bench_refs_finish(struct bench *b)
 			continue;
 		r->why[0] = '\0';	/* a refused first connect, retried */
 		memcpy(v, r->v, sizeof(v));
-		r->mbps_min = r->mbps_max = v[0];
-		for (k = 1; k < r->n; k++) {
-			if (v[k] < r->mbps_min)
-				r->mbps_min = v[k];
-			if (v[k] > r->mbps_max)
-				r->mbps_max = v[k];
-		}
-		r->mbps = bench_median(v, r->n);
+		r->mbps = stats_median(v, r->n, &r->mbps_min, &r->mbps_max);
 		memcpy(v, r->cpu, sizeof(v));
-		r->usec_per_mb = bench_median(v, r->n);
+		r->usec_per_mb = stats_median(v, r->n, NULL, NULL);
 	}
 	if (b->mc_x) {
 		munmap(b->mc_x, b->mc_len);

@@ -84,22 +84,20 @@ out:
 static int bench_check_side(const struct dnd_method *m, bool sender,
 			    enum dnd_ep ep, char *why, size_t len)
 {
-	struct dnd_xfer x;
-	char w[256];
+	const struct xfer_cfg c = {
+		.m = m,
+		.sender = sender,
+		.ep = ep,
+		.fmode = ep == DND_EP_FILE ? S_IFREG | 0644 : S_IFCHR | 0666,
+	};
+	char w[256] = "";
+	int r = xfer_check(&c, w, sizeof(w));
 
-	if (method_probe(m, w, sizeof(w))) {
-		snprintf(why, len, "%s: %s", m->name, w[0] ? w : "unavailable");
-		return -1;
-	}
-	xfer_init(&x, m, sender, -1, -1);
-	x.ep = ep;
-	x.fmode = ep == DND_EP_FILE ? S_IFREG | 0644 : S_IFCHR | 0666;
-	w[0] = '\0';
-	if (m->check && m->check(&x, w, sizeof(w))) {
+	if (r == -EINVAL)
 		snprintf(why, len, "%s", w[0] ? w : "the method refuses this");
-		return -1;
-	}
-	return 0;
+	else if (r)
+		snprintf(why, len, "%s: %s", m->name, w[0] ? w : "unavailable");
+	return r ? -1 : 0;
 }
 
 void bench_cell_check(const struct bench *b, struct bench_cell *c)
@@ -396,52 +394,31 @@ int bench_cell_run(struct bench *b, const struct bench_cell *c,
 	return rc;
 }
 
-double bench_median(double *v, unsigned int n)
-{
-	unsigned int i, j;
-
-	for (i = 1; i < n; i++)
-		for (j = i; j > 0 && v[j - 1] > v[j]; j--) {
-			double t = v[j];
-
-			v[j] = v[j - 1];
-			v[j - 1] = t;
-		}
-	if (!n)
-		return 0;
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
-/* Median of one field of every run, picked by offset. */
-static double bench_med_field(const struct bench_cell *c, size_t off)
+/* Median of one field of every run, picked by offset; min and max too. */
+static double bench_med_field(const struct bench_cell *c, size_t off,
+			      double *lo, double *hi)
 {
 	double v[BENCH_MAX_REPEAT];
 	unsigned int i;
 
 	for (i = 0; i < c->nruns; i++)
 		memcpy(&v[i], (const char *)&c->runs[i] + off, sizeof(double));
-	return bench_median(v, c->nruns);
+	return stats_median(v, c->nruns, lo, hi);
 }
 
-#define BENCH_MED(c, f) bench_med_field((c), offsetof(struct bench_run, f))
+#define BENCH_MED(c, f) \
+	bench_med_field((c), offsetof(struct bench_run, f), NULL, NULL)
 
 void bench_summarize(struct bench_cell *c)
 {
 	struct bench_sum *s = &c->sum;
-	unsigned int i;
 
 	memset(s, 0, sizeof(*s));
 	s->n = c->nruns;
 	if (!c->nruns)
 		return;
-	s->mbps = BENCH_MED(c, rcv.mbps);
-	s->mbps_min = s->mbps_max = c->runs[0].rcv.mbps;
-	for (i = 1; i < c->nruns; i++) {
-		if (c->runs[i].rcv.mbps < s->mbps_min)
-			s->mbps_min = c->runs[i].rcv.mbps;
-		if (c->runs[i].rcv.mbps > s->mbps_max)
-			s->mbps_max = c->runs[i].rcv.mbps;
-	}
+	s->mbps = bench_med_field(c, offsetof(struct bench_run, rcv.mbps),
+				  &s->mbps_min, &s->mbps_max);
 	s->s_user = BENCH_MED(c, snd.user);
 	s->s_sys = BENCH_MED(c, snd.sys);
 	s->r_user = BENCH_MED(c, rcv.user);

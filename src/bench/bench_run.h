@@ -2,7 +2,7 @@
 /*
  * One run of one bench cell: a `dnd recv --json` and a `dnd send --json`
  * child, their reports parsed and checked; plus the scratch files and the
- * per-cell summary (medians).
+ * per-cell summary (medians, from stats_median()).
  */
 #ifndef DND_BENCH_RUN_H
 #define DND_BENCH_RUN_H
@@ -44,8 +44,5 @@ void bench_drop_caches(struct bench *b);
 
 /* Fills c->sum from c->runs[0..nruns). */
 void bench_summarize(struct bench_cell *c);
-
-/* Median of v[0..n) (sorts v). 0 when n is 0. */
-double bench_median(double *v, unsigned int n);
 
 #endif

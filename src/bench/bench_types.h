@@ -12,7 +12,6 @@
 
 struct dnd_method;
 
-#define BENCH_SCHEMA	1
 #define BENCH_MAX_LIST	8	/* entries in a --buffer or --pipe-size sweep */
 #define BENCH_MAX_M	12	/* methods per table side */
 #define BENCH_MAX_REPEAT 50

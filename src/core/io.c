@@ -224,6 +224,18 @@ int io_ftruncate(struct dnd_syscalls *sc, int fd, off_t len)
 	return (int)io_done(sc, DND_SC_FTRUNCATE, r);
 }
 
+ssize_t io_tee(struct dnd_syscalls *sc, int in, int out, size_t n)
+{
+	ssize_t r;
+
+	if (io_stop_signal)
+		return -EINTR;
+	do
+		r = tee(in, out, n, 0);
+	while (io_retry(sc, r));
+	return io_done(sc, DND_SC_TEE, r);
+}
+
 int io_sync_range(struct dnd_syscalls *sc, int fd, off_t off, off_t len)
 {
 	int r;

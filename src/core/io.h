@@ -41,6 +41,9 @@ ssize_t io_sendfile(struct dnd_syscalls *sc, int out, int in, off_t *off,
 ssize_t io_splice(struct dnd_syscalls *sc, enum dnd_sc kind, int in,
 		  loff_t *off_in, int out, loff_t *off_out, size_t n,
 		  unsigned int flags);
+/* tee(): duplicates up to n bytes of pipe in into pipe out, consuming
+ * nothing; blocks until in holds data (0 when its writers are gone). */
+ssize_t io_tee(struct dnd_syscalls *sc, int in, int out, size_t n);
 ssize_t io_vmsplice(struct dnd_syscalls *sc, int fd, const struct iovec *iov,
 		    unsigned long nr, unsigned int flags);
 /* Maps len bytes; *addr is set on success. Returns 0 or -errno. */

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* Temporary file, verify, rename: see land.h. */
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
@@ -22,24 +23,61 @@ static char *land_dir(const char *target)
 	return dir;
 }
 
+/* Pseudo file systems accept the name and fail every write later. */
+static bool land_pseudo_fs(const char *dir)
+{
+	struct statfs sf;
+
+	if (statfs(dir, &sf) == -1)
+		return false;
+	return sf.f_type == 0x9fa0 /* proc */ ||
+	       sf.f_type == 0x62656572 /* sysfs */ ||
+	       sf.f_type == 0x64626720 /* debugfs */ ||
+	       sf.f_type == 0x27e0eb /* cgroup */ ||
+	       sf.f_type == 0x63677270 /* cgroup2 */;
+}
+
+/*
+ * What is under the target's own name (lstat: a symlink is itself, dangling
+ * or not) decides: nothing, or with -t anything but a directory, can be
+ * landed; with -o only a regular file, since writing in place through a
+ * link would leave the file it points to torn by a failure.
+ */
+static int land_check_target(const char *target, bool overwrite,
+			     bool truncate, char *err, size_t len)
+{
+	struct stat st;
+
+	if (lstat(target, &st) == -1)
+		return 0;
+	if (S_ISDIR(st.st_mode)) {
+		snprintf(err, len, "%s is a directory; name a file", target);
+		return -EISDIR;
+	}
+	if (S_ISLNK(st.st_mode) && overwrite) {
+		snprintf(err, len, "%s is a symbolic link; -o would write "
+			 "through it in place and a failure would leave the "
+			 "file it points to torn; use -t to replace the link, "
+			 "or name the file itself", target);
+		return -ELOOP;
+	}
+	if (!overwrite && !truncate) {
+		snprintf(err, len, "%s exists; use -t to replace it or "
+			 "-o to overwrite it in place", target);
+		return -EEXIST;
+	}
+	return 0;
+}
+
 int land_check(const char *target, bool overwrite, bool truncate, char *err,
 	       size_t len)
 {
-	struct stat st;
 	char *dir;
-	int r = 0;
+	int r;
 
-	if (stat(target, &st) == 0) {
-		if (S_ISDIR(st.st_mode)) {
-			snprintf(err, len, "%s is a directory; name a file", target);
-			return -EISDIR;
-		}
-		if (S_ISREG(st.st_mode) && !overwrite && !truncate) {
-			snprintf(err, len, "%s exists; use -t to replace it or "
-				 "-o to overwrite it in place", target);
-			return -EEXIST;
-		}
-	}
+	r = land_check_target(target, overwrite, truncate, err, len);
+	if (r)
+		return r;
 	dir = land_dir(target);
 	if (!dir) {
 		snprintf(err, len, "out of memory");
@@ -49,6 +87,11 @@ int land_check(const char *target, bool overwrite, bool truncate, char *err,
 		r = -errno;
 		snprintf(err, len, "cannot write into directory %s: %s", dir,
 			 strerror(errno));
+	} else if (land_pseudo_fs(dir)) {
+		r = -EROFS;
+		snprintf(err, len, "%s is on a pseudo file system (/proc, "
+			 "/sys, ...) where no file can be landed; name a "
+			 "file on a disk", target);
 	}
 	free(dir);
 	return r;
@@ -68,13 +111,18 @@ int land_open(struct dnd_land *l, const char *target, bool overwrite,
 	if (!l->target)
 		goto nomem;
 	/* Checked again: the file may have appeared while we waited. */
-	l->replaces = stat(target, &st) == 0;
+	l->replaces = lstat(target, &st) == 0;
 	if (l->replaces && !overwrite && !truncate) {
 		snprintf(err, len, "%s appeared while waiting for the sender; "
 			 "use -t to replace it or -o to overwrite it in place",
 			 target);
 		l->replaces = false;
 		return -EEXIST;
+	}
+	if (l->replaces &&
+	    (r = land_check_target(target, overwrite, truncate, err, len))) {
+		l->replaces = false;
+		return r;
 	}
 	l->dev = st.st_dev;
 	l->ino = st.st_ino;
@@ -116,13 +164,15 @@ nomem:
 	return -ENOMEM;
 }
 
+static void land_close(struct dnd_land *l);
+
 static mode_t land_mode(const struct dnd_land *l)
 {
 	struct stat st;
 	mode_t mask = umask(0);
 
 	umask(mask);
-	if (l->replaces && stat(l->target, &st) == 0)
+	if (l->replaces && lstat(l->target, &st) == 0 && S_ISREG(st.st_mode))
 		return st.st_mode & 07777;
 	return 0666 & ~mask;
 }
@@ -147,14 +197,35 @@ static int land_rename(struct dnd_land *l)
 	return 0;
 }
 
+/* Makes the rename durable: the directory entry is data of the directory. */
+static int land_sync_dir(const struct dnd_land *l)
+{
+	char *dir = land_dir(l->target);
+	int dfd = dir ? open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
+	int r = 0;
+
+	if (dfd == -1 || fsync(dfd) == -1)
+		r = dir ? -errno : -ENOMEM;
+	if (dfd != -1)
+		close(dfd);
+	free(dir);
+	return r;
+}
+
 int land_commit(struct dnd_land *l, uint64_t size, char *err, size_t len)
 {
-	char *dir;
-	int dfd;
+	struct stat st;
+	int r;
 
-	if (ftruncate(l->fd, (off_t)size) == -1)
+	/* A file longer than the data (an in-place rewrite of a longer
+	 * file) is cut, and the cut made durable like the data was. */
+	if (fstat(l->fd, &st) == -1)
+		goto fail;
+	if ((uint64_t)st.st_size != size &&
+	    (ftruncate(l->fd, (off_t)size) == -1 || fdatasync(l->fd) == -1))
 		goto fail;
 	if (l->in_place) {
+		l->landed = true;
 		land_free(l);
 		return 0;
 	}
@@ -162,19 +233,172 @@ int land_commit(struct dnd_land *l, uint64_t size, char *err, size_t len)
 		goto fail;
 	free(l->tmp);
 	l->tmp = NULL;
-	/* The rename is durable only once the directory is. */
-	dir = land_dir(l->target);
-	dfd = dir ? open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
-	if (dfd != -1) {
-		fsync(dfd);
-		close(dfd);
+	l->landed = true;
+	r = land_sync_dir(l);
+	if (r) {
+		/* The file is there and verified; only its durability
+		 * across a crash is in doubt. */
+		snprintf(err, len, "landed %s, but fsync of its directory "
+			 "failed: %s", l->target, strerror(-r));
+		land_free(l);
+		return r;
 	}
-	free(dir);
 	land_free(l);
 	return 0;
 fail:
+	r = -errno;
 	snprintf(err, len, "cannot land %s: %s", l->target, strerror(errno));
-	return -errno;
+	return r;
+}
+
+/* The partial file's name, or its record's with suffix ".info". */
+static char *land_partial_name(const char *target, const char *suffix)
+{
+	char *dir = land_dir(target), *copy = strdup(target), *name = NULL;
+
+	if (dir && copy &&
+	    asprintf(&name, "%s/.%s.dnd-partial%s", dir, basename(copy),
+		     suffix) == -1)
+		name = NULL;
+	free(dir);
+	free(copy);
+	return name;
+}
+
+/* Reads a partial's record: 0 when it names ident and length. */
+static int land_read_record(const char *path, uint64_t ident,
+			    uint64_t length, uint64_t *prefix)
+{
+	unsigned long long id, len, pre;
+	FILE *f = fopen(path, "re");
+	int n;
+
+	if (!f)
+		return -errno;
+	n = fscanf(f, "dnd-partial 1\nident %llx\nlength %llu\nprefix %llu\n",
+		   &id, &len, &pre);
+	fclose(f);
+	if (n != 3 || pre > len)
+		return -EBADMSG;
+	if (id != ident || len != length)
+		return -ESTALE;
+	*prefix = pre;
+	return 0;
+}
+
+int land_open_resume(struct dnd_land *l, const char *target, bool truncate,
+		     uint64_t ident, uint64_t length, uint64_t *kept,
+		     char *note, size_t nlen, char *err, size_t len)
+{
+	char *part = land_partial_name(target, ""), *info;
+	struct stat st;
+	uint64_t pre = 0;
+	int r, fd;
+
+	*kept = 0;
+	note[0] = '\0';
+	info = land_partial_name(target, ".info");
+	r = part && info ? 0 : -ENOMEM;
+	if (!r && lstat(part, &st) == 0) {
+		r = ident ? land_read_record(info, ident, length, &pre) : -ESTALE;
+		if (r == 0 && (!S_ISREG(st.st_mode) ||
+			       (uint64_t)st.st_size < pre))
+			r = -EBADMSG;
+		if (r)
+			snprintf(note, nlen, "the kept partial file %s is %s; "
+				 "starting over", part, r == -ESTALE ?
+				 "of another source (size, time or inode "
+				 "differ)" : "damaged or without its record");
+		r = 0;
+	}
+	r = r ? r : land_open(l, target, false, truncate, err, len);
+	if (r || !pre) {
+		free(part);
+		free(info);
+		return r;
+	}
+	/* Our new temporary file gives way to the kept one. */
+	fd = open(part, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+	if (fd == -1 || rename(part, l->tmp) == -1) {
+		r = -errno;
+		snprintf(err, len, "cannot take up %s: %s", part,
+			 strerror(errno));
+		if (fd != -1)
+			close(fd);
+	} else {
+		close(l->fd);
+		l->fd = fd;
+		l->partial = true;
+		*kept = pre;
+		unlink(info);
+	}
+	free(part);
+	free(info);
+	return r;
+}
+
+int land_restart(struct dnd_land *l)
+{
+	return ftruncate(l->fd, 0) == -1 ? -errno : 0;
+}
+
+/* Writes the record next to the partial: a temporary name, then rename. */
+static int land_write_record(const char *info, uint64_t ident,
+			     uint64_t length, uint64_t prefix)
+{
+	char *tmp = NULL;
+	FILE *f;
+	int r = 0;
+
+	if (asprintf(&tmp, "%s.new", info) == -1)
+		return -ENOMEM;
+	f = fopen(tmp, "we");
+	if (!f) {
+		free(tmp);
+		return -errno;
+	}
+	fprintf(f, "dnd-partial 1\nident %016llx\nlength %llu\nprefix %llu\n",
+		(unsigned long long)ident, (unsigned long long)length,
+		(unsigned long long)prefix);
+	if (fflush(f) || fsync(fileno(f)))
+		r = -errno;
+	if (fclose(f) && !r)
+		r = -errno;
+	if (!r && rename(tmp, info) == -1)
+		r = -errno;
+	if (r)
+		unlink(tmp);
+	free(tmp);
+	return r;
+}
+
+int land_keep(struct dnd_land *l, uint64_t ident, uint64_t length,
+	      uint64_t prefix, char *err, size_t len)
+{
+	char *part = land_partial_name(l->target, "");
+	char *info = land_partial_name(l->target, ".info");
+	int r = part && info && l->tmp && l->fd != -1 ? 0 : -EINVAL;
+
+	/* The bytes first, then the record that vouches for them. */
+	if (!r && (ftruncate(l->fd, (off_t)prefix) == -1 ||
+		   fdatasync(l->fd) == -1))
+		r = -errno;
+	if (!r && rename(l->tmp, part) == -1)
+		r = -errno;
+	if (!r && (r = land_write_record(info, ident, length, prefix)))
+		unlink(part);
+	if (!r) {
+		free(l->tmp);
+		l->tmp = NULL;
+		land_sync_dir(l);
+	}
+	if (r)
+		snprintf(err, len, "cannot keep the partial file for "
+			 "--resume: %s", strerror(-r));
+	land_close(l);
+	free(part);
+	free(info);
+	return r;
 }
 
 static void land_close(struct dnd_land *l)
@@ -191,10 +415,11 @@ void land_abort(struct dnd_land *l)
 	land_close(l);
 	if (l->tmp)
 		unlink(l->tmp);
-	/* -o has written over it and -t asked for it to go: a stale or torn
-	 * file under the target's name would be mistaken for the transfer.
-	 * Only the very file that was checked, never one that came since. */
-	if (l->replaces && l->target && stat(l->target, &st) == 0 &&
+	/* -o has written over it: a torn file under the target's name would
+	 * be mistaken for the transfer. Only the very file that was checked,
+	 * never one that came since. -t replaces at the rename, so until
+	 * then the old file is untouched and stays. */
+	if (l->in_place && l->target && lstat(l->target, &st) == 0 &&
 	    st.st_dev == l->dev && st.st_ino == l->ino)
 		unlink(l->target);
 	free(l->tmp);

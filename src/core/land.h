@@ -1,9 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Safe landing of a received file: data goes to a temporary name in the
- * target's directory and is renamed onto the target only once verified.
- * With -o the target is rewritten in place (seed 000's rewrite case).
- * On failure nothing stays under the target's name.
+ * target's directory and is renamed onto the target only once verified,
+ * then the directory is fsynced. -t replaces an existing target (a symlink
+ * itself, not what it points to) atomically at that rename, so a failure
+ * leaves the old file exactly as it was. -o rewrites a regular file in
+ * place (the seed's rewrite case): destructive by nature, so a failure
+ * removes it. Otherwise a failure leaves nothing new under the name.
  */
 #ifndef DND_LAND_H
 #define DND_LAND_H
@@ -19,14 +22,18 @@ struct dnd_land {
 	int fd;			/* -1 when closed */
 	bool in_place;		/* -o */
 	bool replaces;		/* a file existed under target (-t or -o) */
+	bool landed;		/* renamed into place: nothing to undo */
+	bool partial;		/* tmp is a kept partial file (--resume) */
 	dev_t dev;		/* and which one it was */
 	ino_t ino;
 };
 
 /*
- * Checks, before any byte arrives, that the target can be landed: refuses an
- * existing target without overwrite/truncate (-EEXIST) and an unwritable
- * directory. Returns 0 or -errno with the reason and the fix in err.
+ * Checks, before any byte arrives, that the target can be landed: refuses
+ * anything under its name (lstat: a dangling symlink too) without
+ * overwrite (-o) or truncate (-t) (-EEXIST), a symlink with -o alone
+ * (-ELOOP), a directory, an unwritable directory and a pseudo file system
+ * such as /proc. Returns 0 or -errno with the reason and the fix in err.
  */
 int land_check(const char *target, bool overwrite, bool truncate, char *err,
 	       size_t len);
@@ -37,14 +44,41 @@ int land_check(const char *target, bool overwrite, bool truncate, char *err,
 int land_open(struct dnd_land *l, const char *target, bool overwrite,
 	      bool truncate, char *err, size_t len);
 
-/* Makes the data the target: truncates to size, gives the temporary file
- * the target's mode, renames it over the target and syncs the directory.
- * Closes the file either way; on failure call land_abort(). */
+/* Makes the data the target: truncates to size (and syncs that), gives
+ * the temporary file the target's mode, renames it over the target and
+ * fsyncs the directory. On a failure before the rename call land_abort();
+ * a failed directory fsync comes after it: the file has landed, err says
+ * so, and the return is -errno with nothing left to undo. */
 int land_commit(struct dnd_land *l, uint64_t size, char *err, size_t len);
 
-/* Removes whatever was written; nothing stays under the target's name
- * (an existing target replaced with -t or -o is removed too). */
+/* Removes whatever was written: the temporary file, and with -o the file
+ * rewritten in place. A target that -t would have replaced stays. */
 void land_abort(struct dnd_land *l);
+
+/*
+ * --resume. A failed transfer's data can be kept as ".NAME.dnd-partial"
+ * beside the target with a record ".NAME.dnd-partial.info" of the source's
+ * identity, its length and how many bytes from the start landed.
+ *
+ * land_open_resume() is land_open() that takes such a partial file as the
+ * temporary file when its record names the same ident and length: *kept
+ * is then the bytes it holds (else 0, with the reason in note when a
+ * partial was there but of something else, which is then started over).
+ */
+int land_open_resume(struct dnd_land *l, const char *target, bool truncate,
+		     uint64_t ident, uint64_t length, uint64_t *kept,
+		     char *note, size_t nlen, char *err, size_t len);
+
+/* Empties the temporary file (the kept prefix turned out not to match). */
+int land_restart(struct dnd_land *l);
+
+/*
+ * After a failure: keeps the first prefix bytes (synced) as the partial
+ * file with its record, for land_open_resume() next time. 0, or -errno
+ * (then land_abort() as usual). Closes the file either way.
+ */
+int land_keep(struct dnd_land *l, uint64_t ident, uint64_t length,
+	      uint64_t prefix, char *err, size_t len);
 
 /* Closes and frees without touching the file system (after commit). */
 void land_free(struct dnd_land *l);

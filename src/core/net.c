@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: MIT
 /* TCP plumbing shared by send, recv, bench and relay. */
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/types.h>
 #include <netinet/in.h>
 #include <arpa/inet.h>
+#include <linux/sockios.h>	/* SIOCINQ, SIOCOUTQ, SIOCATMARK */
 #include <errno.h>
 #include <fcntl.h>
 #include <netdb.h>
@@ -276,6 +278,29 @@ int net_tcp_info(int fd, struct tcp_info *ti)
 
 	memset(ti, 0, sizeof(*ti));
 	return getsockopt(fd, IPPROTO_TCP, TCP_INFO, ti, &l) == -1 ? -errno : 0;
+}
+
+/* The socket queue ioctls all answer an int. */
+static int net_ioctl_int(int fd, unsigned long req)
+{
+	int v = 0;
+
+	return ioctl(fd, req, &v) == -1 ? -errno : v;
+}
+
+int net_inq(int fd)
+{
+	return net_ioctl_int(fd, SIOCINQ);
+}
+
+int net_outq(int fd)
+{
+	return net_ioctl_int(fd, SIOCOUTQ);
+}
+
+int net_at_mark(int fd)
+{
+	return net_ioctl_int(fd, SIOCATMARK);
 }
 
 int net_nonblock(int fd)

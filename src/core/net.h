@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/* TCP sockets: listen, accept, connect (IPv4 and IPv6 via getaddrinfo). */
+/*
+ * TCP sockets: listen, accept, connect (IPv4 and IPv6 via getaddrinfo), and
+ * what their queues hold (SIOCINQ, SIOCOUTQ, SIOCATMARK).
+ */
 #ifndef DND_NET_H
 #define DND_NET_H
 
@@ -44,6 +47,25 @@ void net_bufs(int fd, int *sndbuf, int *rcvbuf);
 
 /* TCP_INFO; returns 0 or -errno. */
 int net_tcp_info(int fd, struct tcp_info *ti);
+
+/*
+ * Bytes waiting to be read on fd (SIOCINQ; the same request is FIONREAD,
+ * so a pipe answers too). Returns the count (>= 0) or -errno. Never blocks.
+ */
+int net_inq(int fd);
+
+/*
+ * Bytes in socket fd's send queue that the peer has not acknowledged yet
+ * (SIOCOUTQ): 0 once all that was sent has arrived. Returns the count or
+ * -errno.
+ */
+int net_outq(int fd);
+
+/*
+ * 1 when the next byte to read on fd is TCP urgent data's mark
+ * (SIOCATMARK): splice() stops there. 0 when it is not, or -errno.
+ */
+int net_at_mark(int fd);
 
 /* Non-blocking helpers for the relay and its load generator. */
 

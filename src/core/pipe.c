@@ -5,11 +5,12 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <stdio.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "core/kernel.h"
 #include "core/pipe.h"
 
 int pipe_open(struct dnd_pipe *p, unsigned int want)
@@ -47,15 +48,12 @@ void pipe_close(struct dnd_pipe *p)
 
 unsigned int pipe_max_size(void)
 {
-	unsigned int v = 0;
-	FILE *f = fopen("/proc/sys/fs/pipe-max-size", "re");
+	long long v = 0;
 
-	if (f) {
-		if (fscanf(f, "%u", &v) != 1)
-			v = 0;
-		fclose(f);
-	}
-	return v;
+	if (kernel_read_ll("/proc/sys/fs/pipe-max-size", &v) || v < 0 ||
+	    v > UINT_MAX)
+		return 0;
+	return (unsigned int)v;
 }
 
 int pipe_pool_init(struct pipe_pool *pp, unsigned int max, unsigned int want)

@@ -5,11 +5,14 @@
  * be charged to another task (netperf's point): the process figure alone
  * can flatter a method.
  */
+#include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "core/kernel.h"
 #include "core/stats.h"
 
 static const char *const sc_names[DND_SC_COUNT] = {
@@ -31,6 +34,7 @@ static const char *const sc_names[DND_SC_COUNT] = {
 	[DND_SC_URING_ENTER] = "io_uring_enter",
 	[DND_SC_TCP_ZC_RECV] = "tcp_zc_recv",
 	[DND_SC_SYNC_RANGE] = "sync_file_range",
+	[DND_SC_TEE] = "tee",
 };
 
 const char *stats_sc_name(enum dnd_sc sc)
@@ -49,16 +53,15 @@ double stats_now(void)
 static void stats_proc_stat(uint64_t *busy, uint64_t *total)
 {
 	unsigned long long v[10] = { 0 };
-	FILE *f = fopen("/proc/stat", "re");
+	char line[512];
 	int i, n;
 
 	*busy = *total = 0;
-	if (!f)
+	if (kernel_read_file("/proc/stat", line, sizeof(line)) < 0)
 		return;
-	n = fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu",
-		   &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7],
-		   &v[8], &v[9]);
-	fclose(f);
+	n = sscanf(line, "cpu %llu %llu %llu %llu %llu %llu %llu %llu %llu "
+		   "%llu", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6],
+		   &v[7], &v[8], &v[9]);
 	if (n < 5)
 		return;
 	/* guest and guest_nice (8, 9) are already inside user and nice. */
@@ -75,7 +78,7 @@ void stats_sample(struct dnd_sample *s)
 	s->mono = stats_now();
 }
 
-static double tv_sec(const struct timeval *tv)
+double stats_tv(const struct timeval *tv)
 {
 	return (double)tv->tv_sec + (double)tv->tv_usec * 1e-6;
 }
@@ -87,8 +90,8 @@ void stats_cost(const struct dnd_sample *a, const struct dnd_sample *b,
 
 	memset(c, 0, sizeof(*c));
 	c->wall = b->mono - a->mono;
-	c->user = tv_sec(&b->ru.ru_utime) - tv_sec(&a->ru.ru_utime);
-	c->sys = tv_sec(&b->ru.ru_stime) - tv_sec(&a->ru.ru_stime);
+	c->user = stats_tv(&b->ru.ru_utime) - stats_tv(&a->ru.ru_utime);
+	c->sys = stats_tv(&b->ru.ru_stime) - stats_tv(&a->ru.ru_stime);
 	c->nvcsw = b->ru.ru_nvcsw - a->ru.ru_nvcsw;
 	c->nivcsw = b->ru.ru_nivcsw - a->ru.ru_nivcsw;
 	c->ncpu = (int)sysconf(_SC_NPROCESSORS_ONLN);
@@ -97,4 +100,30 @@ void stats_cost(const struct dnd_sample *a, const struct dnd_sample *b,
 				  (double)dt;
 	if (bytes)
 		c->usec_per_mb = (c->user + c->sys) * 1e6 / ((double)bytes / 1e6);
+}
+
+/* Ascending, NaN after every number, so the order is total. */
+static int stats_cmp(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	if (isnan(x) || isnan(y))
+		return isnan(x) - isnan(y);
+	return x < y ? -1 : x > y;
+}
+
+double stats_median(double *v, unsigned int n, double *lo, double *hi)
+{
+	if (lo)
+		*lo = 0;
+	if (hi)
+		*hi = 0;
+	if (!n)
+		return 0;
+	qsort(v, n, sizeof(*v), stats_cmp);
+	if (lo)
+		*lo = v[0];
+	if (hi)
+		*hi = v[n - 1];
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }

@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/* What a run costs: wall time, process and system CPU, system calls by kind. */
+/*
+ * What a run costs: wall time, process and system CPU, system calls by kind;
+ * and the median that every repeated measurement is summarized with.
+ */
 #ifndef DND_STATS_H
 #define DND_STATS_H
 
@@ -27,6 +30,7 @@ enum dnd_sc {
 	DND_SC_URING_ENTER,	/* io_uring_enter(); bytes: socket payload */
 	DND_SC_TCP_ZC_RECV,	/* getsockopt(TCP_ZEROCOPY_RECEIVE); bytes mapped */
 	DND_SC_SYNC_RANGE,	/* sync_file_range(WRITE): writeback started */
+	DND_SC_TEE,		/* tee(): a pipe's bytes copied to hash them */
 	DND_SC_COUNT,
 };
 
@@ -75,11 +79,22 @@ const char *stats_sc_name(enum dnd_sc sc);
 /* Monotonic seconds. Cheap (vDSO); never fails on Linux. */
 double stats_now(void);
 
+/* A timeval (rusage times) in seconds. */
+double stats_tv(const struct timeval *tv);
+
 /* Fills *s. /proc/stat fields stay 0 when it cannot be read. */
 void stats_sample(struct dnd_sample *s);
 
 /* Computes the cost of moving `bytes` between samples a and b. */
 void stats_cost(const struct dnd_sample *a, const struct dnd_sample *b,
 		uint64_t bytes, struct dnd_cost *c);
+
+/*
+ * The median of v[0..n), the mean of the middle two when n is even. Sorts v
+ * in place (ascending, NaN last). lo and hi, when not NULL, get the smallest
+ * and largest value. With n == 0 it returns 0 and sets *lo and *hi to 0.
+ * Never fails, never allocates.
+ */
+double stats_median(double *v, unsigned int n, double *lo, double *hi);
 
 #endif

@@ -33,18 +33,18 @@ struct mmap_priv {
 	bool no_fallocate;	/* the file system refused fallocate() */
 };
 
-static int mmap_check(const struct dnd_xfer *x, char *why, size_t len)
+static int mmap_check(const struct xfer_cfg *c, char *why, size_t len)
 {
-	if (x->sender && x->ep != DND_EP_FILE && x->ep != DND_EP_ZERO) {
+	if (c->sender && c->ep != DND_EP_FILE && c->ep != DND_EP_ZERO) {
 		snprintf(why, len, "mmap cannot send from a pipe or stream "
 			 "(nothing to map); use -m rw, splice or vmsplice");
 		return -EINVAL;
 	}
-	if (!x->sender && x->ep != DND_EP_FILE) {
+	if (!c->sender && c->ep != DND_EP_FILE) {
 		snprintf(why, len, "mmap cannot receive into %s (it needs a "
 			 "regular file to map); use -m rw, splice or vmsplice%s",
-			 x->ep == DND_EP_NULL ? "/dev/null" : "a pipe or stream",
-			 x->ep == DND_EP_NULL ? ", or -m null" : "");
+			 c->ep == DND_EP_NULL ? "/dev/null" : "a pipe or stream",
+			 c->ep == DND_EP_NULL ? ", or -m null" : "");
 		return -EINVAL;
 	}
 	return 0;
@@ -58,8 +58,8 @@ static int mmap_setup(struct dnd_xfer *x)
 	if (!p)
 		return -ENOMEM;
 	p->page = (size_t)sysconf(_SC_PAGESIZE);
-	p->window = (x->bsz + p->page - 1) / p->page * p->page;
-	if (!x->sender) {
+	p->window = (x->cfg->bsz + p->page - 1) / p->page * p->page;
+	if (!x->cfg->sender) {
 		if (fstat(x->fd, &st) == -1) {
 			free(p);
 			return -errno;
@@ -67,7 +67,7 @@ static int mmap_setup(struct dnd_xfer *x)
 		p->fsize = st.st_size;
 	}
 	x->priv = p;
-	x->eff_bsz = p->window;
+	x->out.eff_bsz = p->window;
 	return 0;
 }
 
@@ -75,7 +75,7 @@ static ssize_t mmap_send(struct dnd_xfer *x, size_t len)
 {
 	struct mmap_priv *p = x->priv;
 	/* /dev/zero maps as fresh anonymous memory at any offset. */
-	off_t at = x->ep == DND_EP_ZERO ? 0 : x->pos;
+	off_t at = x->cfg->ep == DND_EP_ZERO ? 0 : x->pos;
 	off_t base = at & ~(off_t)(p->page - 1);
 	size_t delta = (size_t)(at - base);
 	size_t n = p->window - delta;
@@ -84,12 +84,16 @@ static ssize_t mmap_send(struct dnd_xfer *x, size_t len)
 
 	if (n > len)
 		n = len;
-	r = io_mmap(&x->sc, &map, delta + n, PROT_READ, MAP_PRIVATE, x->fd,
+	r = io_mmap(&x->out.sc, &map, delta + n, PROT_READ, MAP_PRIVATE, x->fd,
 		    base);
 	if (r)
 		return xfer_fail(x, r, "mmap source");
-	r = io_write_all(&x->sc, x->sock, (char *)map + delta, n);
-	io_munmap(&x->sc, map, delta + n);
+	r = io_write_all(&x->out.sc, x->sock, (char *)map + delta, n);
+	io_munmap(&x->out.sc, map, delta + n);
+	/* A mapping past the end of a file that shrank under us: write()
+	 * reports EFAULT (touching it would be SIGBUS). */
+	if (r == -EFAULT && x->cfg->ep == DND_EP_FILE)
+		return xfer_fail(x, -ENODATA, "source ended early");
 	if (r)
 		return xfer_fail(x, r, "write socket");
 	return (ssize_t)n;
@@ -101,14 +105,14 @@ static int mmap_extend(struct dnd_xfer *x, struct mmap_priv *p, off_t to)
 	int r = -EOPNOTSUPP;
 
 	if (!p->no_fallocate)
-		r = io_fallocate(&x->sc, x->fd, p->fsize, to - p->fsize);
+		r = io_fallocate(&x->out.sc, x->fd, p->fsize, to - p->fsize);
 	if (r == -EOPNOTSUPP) {
 		if (!p->no_fallocate)
-			snprintf(x->detail, sizeof(x->detail), "mmap: this file "
+			snprintf(x->out.detail, sizeof(x->out.detail), "mmap: this file "
 				 "system cannot fallocate; windows extended "
 				 "with ftruncate (a full disk means SIGBUS)");
 		p->no_fallocate = true;
-		r = io_ftruncate(&x->sc, x->fd, to);
+		r = io_ftruncate(&x->out.sc, x->fd, to);
 	}
 	if (r)
 		return xfer_fail(x, r, p->no_fallocate ? "ftruncate file" :
@@ -133,23 +137,24 @@ static ssize_t mmap_recv(struct dnd_xfer *x, size_t len)
 		if (r)
 			return r;
 	}
-	r = io_mmap(&x->sc, &map, delta + want, PROT_READ | PROT_WRITE,
+	r = io_mmap(&x->out.sc, &map, delta + want, PROT_READ | PROT_WRITE,
 		    MAP_SHARED, x->fd, base);
 	if (r)
 		return xfer_fail(x, r, "mmap file");
 	while (got < want) {
-		ssize_t n = io_read(&x->sc, x->sock, (char *)map + delta + got,
+		ssize_t n = io_read(&x->out.sc, x->sock, (char *)map + delta + got,
 				    want - got);
 
 		if (n < 0) {
-			io_munmap(&x->sc, map, delta + want);
+			io_munmap(&x->out.sc, map, delta + want);
+			x->out.held = got;
 			return xfer_fail(x, (int)n, "read socket");
 		}
 		if (n == 0)
 			break;
 		got += (size_t)n;
 	}
-	io_munmap(&x->sc, map, delta + want);
+	io_munmap(&x->out.sc, map, delta + want);
 	return (ssize_t)got;
 }
 
@@ -176,12 +181,12 @@ static ssize_t mmap_put(struct dnd_xfer *x, const void *buf, size_t n)
 			if (r)
 				return r;
 		}
-		r = io_mmap(&x->sc, &map, delta + k, PROT_READ | PROT_WRITE,
+		r = io_mmap(&x->out.sc, &map, delta + k, PROT_READ | PROT_WRITE,
 			    MAP_SHARED, x->fd, base);
 		if (r)
 			return xfer_fail(x, r, "mmap file");
 		memcpy((char *)map + delta, (const char *)buf + done, k);
-		io_munmap(&x->sc, map, delta + k);
+		io_munmap(&x->out.sc, map, delta + k);
 		done += k;
 		at += (off_t)k;
 	}
@@ -194,9 +199,11 @@ static int mmap_finish(struct dnd_xfer *x)
 	struct mmap_priv *p = x->priv;
 	int r;
 
-	if (x->sender || p->fsize <= x->pos)
+	/* Only the stream that ends the file: the others' windows lie
+	 * inside it. */
+	if (x->cfg->sender || !x->last || p->fsize <= x->pos)
 		return 0;
-	r = io_ftruncate(&x->sc, x->fd, x->pos);
+	r = io_ftruncate(&x->out.sc, x->fd, x->pos);
 	if (r)
 		return xfer_fail(x, r, "ftruncate file");
 	p->fsize = x->pos;

@@ -12,9 +12,9 @@
 #include "xfer/method.h"
 #include "xfer/xfer.h"
 
-static int null_check(const struct dnd_xfer *x, char *why, size_t len)
+static int null_check(const struct xfer_cfg *c, char *why, size_t len)
 {
-	if (x->ep != DND_EP_NULL) {
+	if (c->ep != DND_EP_NULL) {
 		snprintf(why, len, "-m null discards the data; give /dev/null "
 			 "as FILE, or choose a method that writes");
 		return -EINVAL;
@@ -24,13 +24,13 @@ static int null_check(const struct dnd_xfer *x, char *why, size_t len)
 
 static int null_setup(struct dnd_xfer *x)
 {
-	x->eff_bsz = x->bsz;
+	x->out.eff_bsz = x->cfg->bsz;
 	return 0;
 }
 
 static ssize_t null_recv(struct dnd_xfer *x, size_t len)
 {
-	ssize_t n = io_recv(&x->sc, x->sock, NULL, len < x->bsz ? len : x->bsz,
+	ssize_t n = io_recv(&x->out.sc, x->sock, NULL, len < x->cfg->bsz ? len : x->cfg->bsz,
 			    MSG_TRUNC);
 
 	return n < 0 ? xfer_fail(x, (int)n, "recv(MSG_TRUNC) socket") : n;

@@ -24,7 +24,7 @@ static int rw_setup(struct dnd_xfer *x)
 
 	if (!p)
 		return -ENOMEM;
-	p->len = x->bsz;
+	p->len = x->cfg->bsz;
 	p->buf = mmap(NULL, p->len, PROT_READ | PROT_WRITE,
 		      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (p->buf == MAP_FAILED) {
@@ -32,7 +32,7 @@ static int rw_setup(struct dnd_xfer *x)
 		return -ENOMEM;
 	}
 	x->priv = p;
-	x->eff_bsz = p->len;
+	x->out.eff_bsz = p->len;
 	return 0;
 }
 
@@ -42,11 +42,11 @@ static ssize_t rw_send(struct dnd_xfer *x, size_t len)
 	ssize_t n;
 	int r;
 
-	n = io_read(&x->sc, x->fd, p->buf, len < p->len ? len : p->len);
+	n = io_read(&x->out.sc, x->fd, p->buf, len < p->len ? len : p->len);
 	if (n < 0)
 		return xfer_fail(x, (int)n, "read source");
 	xfer_hash_inline(x, p->buf, (size_t)n);
-	r = io_write_all(&x->sc, x->sock, p->buf, (size_t)n);
+	r = io_write_all(&x->out.sc, x->sock, p->buf, (size_t)n);
 	if (r)
 		return xfer_fail(x, r, "write socket");
 	return n;
@@ -56,7 +56,7 @@ static ssize_t rw_send(struct dnd_xfer *x, size_t len)
  * buffer this is filebench's direct path. */
 static ssize_t rw_put(struct dnd_xfer *x, const void *buf, size_t n)
 {
-	int r = io_write_all(&x->sc, x->fd, buf, n);
+	int r = io_write_all(&x->out.sc, x->fd, buf, n);
 
 	return r ? xfer_fail(x, r, "write file") : (ssize_t)n;
 }
@@ -66,7 +66,7 @@ static ssize_t rw_recv(struct dnd_xfer *x, size_t len)
 	struct rw_priv *p = x->priv;
 	ssize_t n;
 
-	n = io_read(&x->sc, x->sock, p->buf, len < p->len ? len : p->len);
+	n = io_read(&x->out.sc, x->sock, p->buf, len < p->len ? len : p->len);
 	if (n <= 0)
 		return n == 0 ? 0 : xfer_fail(x, (int)n, "read socket");
 	return rw_put(x, p->buf, (size_t)n);

@@ -22,9 +22,9 @@ static int sendfile_probe(char *why, size_t len)
 	return 0;
 }
 
-static int sendfile_check(const struct dnd_xfer *x, char *why, size_t len)
+static int sendfile_check(const struct xfer_cfg *c, char *why, size_t len)
 {
-	if (x->ep == DND_EP_STREAM) {
+	if (c->ep == DND_EP_STREAM) {
 		snprintf(why, len, "sendfile cannot read from a pipe or stream "
 			 "(its input must be a file); use -m splice or -m rw");
 		return -EINVAL;
@@ -34,7 +34,7 @@ static int sendfile_check(const struct dnd_xfer *x, char *why, size_t len)
 
 static int sendfile_setup(struct dnd_xfer *x)
 {
-	x->eff_bsz = x->bsz;
+	x->out.eff_bsz = x->cfg->bsz;
 	return 0;
 }
 
@@ -44,9 +44,9 @@ static ssize_t sendfile_send(struct dnd_xfer *x, size_t len)
 	ssize_t n;
 
 	/* Explicit offsets for files; /dev/zero has no position to keep. */
-	n = io_sendfile(&x->sc, x->sock, x->fd,
-			x->ep == DND_EP_FILE ? &off : NULL,
-			len < x->bsz ? len : x->bsz);
+	n = io_sendfile(&x->out.sc, x->sock, x->fd,
+			x->cfg->ep == DND_EP_FILE ? &off : NULL,
+			len < x->cfg->bsz ? len : x->cfg->bsz);
 	if (n < 0)
 		return xfer_fail(x, (int)n, "sendfile source->socket");
 	return n;

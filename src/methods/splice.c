@@ -27,44 +27,96 @@ static int splice_probe(char *why, size_t len)
 	return 0;
 }
 
-static int splice_check(const struct dnd_xfer *x, char *why, size_t len)
+static int splice_check(const struct xfer_cfg *c, char *why, size_t len)
 {
-	if (x->ep == DND_EP_STREAM && !S_ISFIFO(x->fmode) &&
-	    !S_ISSOCK(x->fmode)) {
+	if (c->ep == DND_EP_STREAM && !S_ISFIFO(c->fmode) &&
+	    !S_ISSOCK(c->fmode)) {
 		snprintf(why, len, "splice needs a file, pipe or socket %s; "
-			 "use -m rw", x->sender ? "source" : "sink");
+			 "use -m rw", c->sender ? "source" : "sink");
+		return -EINVAL;
+	}
+	/* Bytes that pass only through the kernel can be hashed on the way
+	 * through tee(2), which needs a pipe on both sides. */
+	if (c->hash_stream && !S_ISFIFO(c->fmode)) {
+		snprintf(why, len, "splice cannot hash a socket source it "
+			 "never sees; use -m rw or vmsplice, or --no-verify");
 		return -EINVAL;
 	}
 	return 0;
 }
 
+/* The data pipe, and for a hashed pipe source a side pipe and a buffer. */
+struct splice_priv {
+	struct dnd_pipe pipe;
+	struct dnd_pipe side;	/* tee'd copies, read back to hash */
+	char *buf;
+};
+
 static int splice_setup(struct dnd_xfer *x)
 {
-	struct dnd_pipe *p = malloc(sizeof(*p));
+	struct splice_priv *p = calloc(1, sizeof(*p));
 	int r;
 
 	if (!p)
 		return -ENOMEM;
-	r = pipe_open(p, x->pipe_size);
-	if (r) {
-		free(p);
-		return xfer_fail(x, r, "F_SETPIPE_SZ");
-	}
+	p->pipe.rd = p->pipe.wr = p->side.rd = p->side.wr = -1;
 	x->priv = p;
-	x->pipe_got = p->size;
-	x->eff_bsz = x->bsz;
+	r = pipe_open(&p->pipe, x->cfg->pipe_size);
+	if (r)
+		return xfer_fail(x, r, "F_SETPIPE_SZ");
+	x->out.pipe_got = p->pipe.size;
+	x->out.eff_bsz = x->cfg->bsz;
+	if (!x->hash)
+		return 0;
+	r = pipe_open(&p->side, x->cfg->pipe_size);
+	if (r)
+		return xfer_fail(x, r, "F_SETPIPE_SZ");
+	p->buf = malloc(p->side.size);
+	if (!p->buf)
+		return -ENOMEM;
+	snprintf(x->out.detail, sizeof(x->out.detail), "splice: the pipe "
+		 "source is hashed through tee(2) into a side pipe, read back");
 	return 0;
+}
+
+/*
+ * A pipe source the sender must hash: tee() copies what the source holds
+ * into the side pipe without consuming it, the copy is read and hashed,
+ * and then exactly those bytes are spliced on. Returns how many bytes are
+ * now known to be in the source (at most len), 0 at its end, or -errno.
+ */
+static ssize_t splice_tee_hash(struct dnd_xfer *x, size_t len)
+{
+	struct splice_priv *p = x->priv;
+	size_t got = 0;
+	ssize_t t;
+
+	if (len > p->side.size)
+		len = p->side.size;
+	t = io_tee(&x->out.sc, x->fd, p->side.wr, len);
+	if (t <= 0)
+		return t == 0 ? 0 : xfer_fail(x, (int)t, "tee source->side pipe");
+	while (got < (size_t)t) {
+		ssize_t n = io_read(&x->out.sc, p->side.rd, p->buf + got,
+				    (size_t)t - got);
+
+		if (n <= 0)
+			return xfer_fail(x, n ? (int)n : -EIO, "read side pipe");
+		got += (size_t)n;
+	}
+	xfer_hash_inline(x, p->buf, got);
+	return t;
 }
 
 /* Empties n bytes from the pipe into out; 0 or -errno. */
 static int splice_drain(struct dnd_xfer *x, int out, loff_t *off, size_t n,
 			const char *op)
 {
-	struct dnd_pipe *p = x->priv;
+	struct splice_priv *p = x->priv;
 
 	while (n) {
-		ssize_t m = io_splice(&x->sc, DND_SC_SPLICE_OUT, p->rd, NULL,
-				      out, off, n, x->splice_flags);
+		ssize_t m = io_splice(&x->out.sc, DND_SC_SPLICE_OUT, p->pipe.rd, NULL,
+				      out, off, n, x->cfg->splice_flags);
 
 		if (m < 0)
 			return xfer_fail(x, (int)m, op);
@@ -77,42 +129,61 @@ static int splice_drain(struct dnd_xfer *x, int out, loff_t *off, size_t n,
 
 static ssize_t splice_send(struct dnd_xfer *x, size_t len)
 {
-	struct dnd_pipe *p = x->priv;
+	struct splice_priv *p = x->priv;
+	size_t want = len < x->cfg->bsz ? len : x->cfg->bsz, in = 0;
 	loff_t off = x->pos;
 	ssize_t n;
 	int r;
 
-	n = io_splice(&x->sc, DND_SC_SPLICE_IN, x->fd,
-		      x->ep == DND_EP_FILE ? &off : NULL, p->wr, NULL,
-		      len < x->bsz ? len : x->bsz, x->splice_flags);
-	if (n <= 0)
-		return n == 0 ? 0 : xfer_fail(x, (int)n, "splice source->pipe");
-	r = splice_drain(x, x->sock, NULL, (size_t)n, "splice pipe->socket");
-	return r ? r : n;
+	if (x->hash) {
+		n = splice_tee_hash(x, want);
+		if (n <= 0)
+			return n;
+		want = (size_t)n;
+	}
+	/* With tee the bytes are known to be there: move all of them. */
+	do {
+		n = io_splice(&x->out.sc, DND_SC_SPLICE_IN, x->fd,
+			      x->cfg->ep == DND_EP_FILE ? &off : NULL,
+			      p->pipe.wr, NULL, want - in, x->cfg->splice_flags);
+		if (n < 0)
+			return xfer_fail(x, (int)n, "splice source->pipe");
+		if (n == 0 && x->hash)
+			return xfer_fail(x, -EIO, "splice source->pipe");
+		in += (size_t)n;
+	} while (x->hash && in < want);
+	if (!in)
+		return 0;
+	r = splice_drain(x, x->sock, NULL, in, "splice pipe->socket");
+	return r ? r : (ssize_t)in;
 }
 
 static ssize_t splice_recv(struct dnd_xfer *x, size_t len)
 {
-	struct dnd_pipe *p = x->priv;
+	struct splice_priv *p = x->priv;
 	loff_t off = x->pos;
 	ssize_t n;
 	int r;
 
-	n = io_splice(&x->sc, DND_SC_SPLICE_IN, x->sock, NULL, p->wr, NULL,
-		      len < x->bsz ? len : x->bsz, x->splice_flags);
+	n = io_splice(&x->out.sc, DND_SC_SPLICE_IN, x->sock, NULL, p->pipe.wr, NULL,
+		      len < x->cfg->bsz ? len : x->cfg->bsz, x->cfg->splice_flags);
 	if (n <= 0)
 		return n == 0 ? 0 : xfer_fail(x, (int)n, "splice socket->pipe");
-	r = splice_drain(x, x->fd, x->ep == DND_EP_FILE ? &off : NULL,
+	r = splice_drain(x, x->fd, x->cfg->ep == DND_EP_FILE ? &off : NULL,
 			 (size_t)n, "splice pipe->file");
 	return r ? r : n;
 }
 
 static void splice_teardown(struct dnd_xfer *x)
 {
-	if (!x->priv)
+	struct splice_priv *p = x->priv;
+
+	if (!p)
 		return;
-	pipe_close(x->priv);
-	free(x->priv);
+	pipe_close(&p->pipe);
+	pipe_close(&p->side);
+	free(p->buf);
+	free(p);
 	x->priv = NULL;
 }
 

@@ -138,7 +138,7 @@ static ssize_t tm_map(struct dnd_xfer *x, size_t want, struct tm_left *left)
 	memset(&zc, 0, sizeof(zc));
 	zc.address = (uintptr_t)p->map;
 	zc.length = (uint32_t)want;
-	r = io_tcp_zc_receive(&x->sc, x->sock, &zc);
+	r = io_tcp_zc_receive(&x->out.sc, x->sock, &zc);
 	if (r == -EIO) {
 		left->eof = true;
 		return 0;
@@ -152,10 +152,10 @@ static ssize_t tm_map(struct dnd_xfer *x, size_t want, struct tm_left *left)
 	left->skip = zc.recv_skip_hint;
 	left->inq = zc.inq;
 	if (zc.length) {
-		r = io_write_all(&x->sc, x->fd, p->map, zc.length);
+		r = io_write_all(&x->out.sc, x->fd, p->map, zc.length);
 		if (r)
 			return xfer_fail(x, r, "write file");
-		x->zc.zc_bytes += zc.length;
+		x->out.zc.zc_bytes += zc.length;
 	}
 	return zc.length;
 }
@@ -169,14 +169,14 @@ static ssize_t tm_copy(struct dnd_xfer *x, size_t n)
 
 	if (n > p->maplen)
 		n = p->maplen;
-	m = io_recv(&x->sc, x->sock, p->buf, n, 0);
+	m = io_recv(&x->out.sc, x->sock, p->buf, n, 0);
 	if (m <= 0)
 		return m == 0 || m == -EAGAIN ? m :
 		       xfer_fail(x, (int)m, "recv socket");
-	r = io_write_all(&x->sc, x->fd, p->buf, (size_t)m);
+	r = io_write_all(&x->out.sc, x->fd, p->buf, (size_t)m);
 	if (r)
 		return xfer_fail(x, r, "write file");
-	x->zc.copied_bytes += (uint64_t)m;
+	x->out.zc.copied_bytes += (uint64_t)m;
 	return m;
 }
 
@@ -247,12 +247,12 @@ static int tm_setup(struct dnd_xfer *x)
 		return -ENOMEM;
 	x->priv = p;
 	p->page = (size_t)sysconf(_SC_PAGESIZE);
-	p->maplen = (x->bsz + p->page - 1) / p->page * p->page;
+	p->maplen = (x->cfg->bsz + p->page - 1) / p->page * p->page;
 	p->lowat = 1;
 	p->buf = malloc(p->maplen);
 	if (!p->buf)
 		return -ENOMEM;
-	r = io_mmap(&x->sc, &p->map, p->maplen, PROT_READ, MAP_SHARED,
+	r = io_mmap(&x->out.sc, &p->map, p->maplen, PROT_READ, MAP_SHARED,
 		    x->sock, 0);
 	if (r) {
 		p->map = NULL;
@@ -262,9 +262,9 @@ static int tm_setup(struct dnd_xfer *x)
 	p->wait_ms = (int)(tv.tv_sec * 1000 + tv.tv_usec / 1000);
 	if (p->wait_ms <= 0)
 		p->wait_ms = TM_WAIT_MS_DEFAULT;
-	x->eff_bsz = p->maplen;
-	x->zc.set = true;
-	snprintf(x->detail, sizeof(x->detail), "TCP_ZEROCOPY_RECEIVE into a "
+	x->out.eff_bsz = p->maplen;
+	x->out.zc.set = true;
+	snprintf(x->out.detail, sizeof(x->out.detail), "TCP_ZEROCOPY_RECEIVE into a "
 		 "%s socket mapping; only page-aligned whole pages of payload "
 		 "map (MSS 4096*n)", opt_fmt_size(p->maplen, a, sizeof(a)));
 	return 0;

@@ -38,6 +38,7 @@
 
 #include "core/compat.h"
 #include "core/io.h"
+#include "core/kernel.h"
 #include "core/log.h"
 #include "xfer/method.h"
 #include "cli/opts.h"
@@ -109,30 +110,6 @@ struct uring_priv {
 
 /* ---- probe ---- */
 
-static int uring_setup_why(int e, char *why, size_t len)
-{
-	char dis[16] = "?";
-	int fd;
-
-	if (e == -ENOSYS) {
-		snprintf(why, len, "io_uring is not in this kernel");
-		return -ENOSYS;
-	}
-	fd = open("/proc/sys/kernel/io_uring_disabled", O_RDONLY | O_CLOEXEC);
-	if (fd != -1) {
-		ssize_t n = read(fd, dis, sizeof(dis) - 1);
-
-		dis[n > 0 ? n - 1 : 0] = '\0';
-		close(fd);
-	}
-	if (e == -EPERM)
-		snprintf(why, len, "io_uring is disabled for this process "
-			 "(kernel.io_uring_disabled=%s; set it to 0)", dis);
-	else
-		snprintf(why, len, "io_uring_setup: %s", strerror(-e));
-	return e;
-}
-
 /* 0 when the kernel has every opcode in ops, else -ENOSYS naming them. */
 static int uring_probe_ops(char *why, size_t len, const int *ops,
 			   const char *const *names, unsigned int n)
@@ -145,7 +122,7 @@ static int uring_probe_ops(char *why, size_t len, const int *ops,
 
 	r = io_uring_queue_init(2, &ring, 0);
 	if (r)
-		return uring_setup_why(r, why, len);
+		return kernel_uring_why(r, why, len);
 	pr = io_uring_get_probe_ring(&ring);
 	if (!pr) {
 		snprintf(why, len, "io_uring cannot list its opcodes "
@@ -188,13 +165,19 @@ static int uring_splice_probe(char *why, size_t len)
 	return uring_probe_ops(why, len, ops, names, 1);
 }
 
-static int uring_splice_check(const struct dnd_xfer *x, char *why,
+static int uring_splice_check(const struct xfer_cfg *c, char *why,
 			      size_t len)
 {
-	if (x->ep == DND_EP_STREAM && !S_ISFIFO(x->fmode) &&
-	    !S_ISSOCK(x->fmode)) {
+	if (c->ep == DND_EP_STREAM && !S_ISFIFO(c->fmode) &&
+	    !S_ISSOCK(c->fmode)) {
 		snprintf(why, len, "uring-splice needs a file, pipe or socket "
-			 "%s; use -m uring", x->sender ? "source" : "sink");
+			 "%s; use -m uring", c->sender ? "source" : "sink");
+		return -EINVAL;
+	}
+	if (c->hash_stream) {
+		snprintf(why, len, "uring-splice cannot hash a stream source "
+			 "it never sees; use -m uring, rw or splice, or "
+			 "--no-verify");
 		return -EINVAL;
 	}
 	return 0;
@@ -243,7 +226,7 @@ static int uring_step(struct dnd_xfer *x)
 	int r = 0;
 
 	if (io_uring_sq_ready(&p->ring) || !io_uring_cq_ready(&p->ring)) {
-		x->sc.calls[DND_SC_URING_ENTER]++;
+		x->out.sc.calls[DND_SC_URING_ENTER]++;
 		r = io_uring_submit_and_wait_timeout(&p->ring, &cqe, 1, &ts,
 						     NULL);
 		if (r == -EINTR)
@@ -307,10 +290,10 @@ static void uring_prep_fill(struct dnd_xfer *x, struct uring_slot *s)
 	unsigned int i = (unsigned int)(s - p->slot);
 	struct io_uring_sqe *sqe = uring_sqe(x, URING_FILL, i);
 
-	if (x->sender)
+	if (x->cfg->sender)
 		io_uring_prep_read_fixed(sqe, x->fd, s->buf + s->len,
 					 (unsigned int)(s->want - s->len),
-					 x->ep == DND_EP_FILE ? s->off + s->len :
+					 x->cfg->ep == DND_EP_FILE ? s->off + s->len :
 					 (uint64_t)-1, uring_buf_index(p, i));
 	else
 		io_uring_prep_recv(sqe, x->sock, s->buf, s->want, 0);
@@ -331,16 +314,16 @@ static void uring_prep_drain(struct dnd_xfer *x, unsigned int a,
 	size_t n = (size_t)(k - 1) * p->len + p->slot[a + k - 1].len - s->done;
 	unsigned int i;
 
-	if (x->sender && p->zc)
+	if (x->cfg->sender && p->zc)
 		io_uring_prep_send_zc_fixed(sqe, x->sock, s->buf + s->done, n,
 					    0, IORING_SEND_ZC_REPORT_USAGE,
 					    (unsigned int)uring_buf_index(p, a));
-	else if (x->sender)
+	else if (x->cfg->sender)
 		io_uring_prep_send(sqe, x->sock, s->buf + s->done, n, 0);
 	else
 		io_uring_prep_write_fixed(sqe, x->fd, s->buf + s->done,
 					  (unsigned int)n,
-					  x->ep == DND_EP_FILE ?
+					  x->cfg->ep == DND_EP_FILE ?
 					  s->off + s->done : (uint64_t)-1,
 					  uring_buf_index(p, a));
 	for (i = a; i < a + k; i++)
@@ -367,7 +350,7 @@ static void uring_queue_drain(struct dnd_xfer *x)
 	     p->slot[a + k - 1].len == p->len &&
 	     p->slot[a + k].state == URING_FULL && p->slot[a + k].len; k++)
 		;
-	for (unsigned int i = a; x->sender && i < a + k; i++)
+	for (unsigned int i = a; x->cfg->sender && i < a + k; i++)
 		if (!p->slot[i].done)
 			xfer_hash_inline(x, p->slot[i].buf, p->slot[i].len);
 	uring_prep_drain(x, a, k);
@@ -389,7 +372,7 @@ static void uring_queue(struct dnd_xfer *x, uint64_t base, size_t len)
 		s->want = room < p->len ? room : p->len;
 		s->len = s->done = 0;
 		s->off = p->off;
-		if (x->sender)
+		if (x->cfg->sender)
 			p->off += s->want;
 		p->issued += s->want;
 		p->fill_seq++;
@@ -404,10 +387,10 @@ static void uring_slot_free(struct dnd_xfer *x, struct uring_slot *s)
 	struct uring_priv *p = x->priv;
 	uint64_t copied = s->len;
 
-	if (x->sender && p->zc)
+	if (x->cfg->sender && p->zc)
 		copied = s->reqs ? (uint64_t)s->len * s->copied / s->reqs : 0;
-	x->zc.copied_bytes += copied;
-	x->zc.zc_bytes += s->len - copied;
+	x->out.zc.copied_bytes += copied;
+	x->out.zc.zc_bytes += s->len - copied;
 	s->state = URING_FREE;
 	s->notifs = s->reqs = s->copied = 0;
 }
@@ -418,18 +401,18 @@ static int uring_filled(struct dnd_xfer *x, struct uring_slot *s, int res)
 
 	p->fills--;
 	if (res < 0)
-		return uring_failed(x, res, x->sender ? "io_uring READ_FIXED "
+		return uring_failed(x, res, x->cfg->sender ? "io_uring READ_FIXED "
 				    "source" : "io_uring RECV socket");
-	if (!x->sender) {
+	if (!x->cfg->sender) {
 		s->off = p->off;
 		p->off += (uint64_t)res;
-		x->sc.bytes[DND_SC_URING_ENTER] += (uint64_t)res;
+		x->out.sc.bytes[DND_SC_URING_ENTER] += (uint64_t)res;
 	}
 	s->len += (size_t)res;
 	if (!res)
 		p->eof = true;
 	/* A regular file reads short only at its end: top up until then. */
-	if (res && x->sender && x->ep == DND_EP_FILE && s->len < s->want) {
+	if (res && x->cfg->sender && x->cfg->ep == DND_EP_FILE && s->len < s->want) {
 		uring_prep_fill(x, s);
 		return 0;
 	}
@@ -450,13 +433,13 @@ static int uring_drained(struct dnd_xfer *x, unsigned int a, unsigned int k,
 		return xfer_fail(x, res, "SEND_ZC refused "
 				 "IORING_SEND_ZC_REPORT_USAGE (Linux < 6.2)");
 	if (res <= 0)
-		return uring_failed(x, res ? res : -EIO, !x->sender ?
+		return uring_failed(x, res ? res : -EIO, !x->cfg->sender ?
 				    "io_uring WRITE_FIXED sink" : p->zc ?
 				    "io_uring SEND_ZC socket" :
 				    "io_uring SEND socket");
 	p->sent_any = true;
-	if (x->sender)
-		x->sc.bytes[DND_SC_URING_ENTER] += (uint64_t)res;
+	if (x->cfg->sender)
+		x->out.sc.bytes[DND_SC_URING_ENTER] += (uint64_t)res;
 	for (i = a; i < a + k; i++) {
 		struct uring_slot *s = &p->slot[i];
 		size_t take = s->len - s->done;
@@ -490,8 +473,8 @@ static void uring_notified(struct dnd_xfer *x, unsigned int a, unsigned int k,
 	bool copied = (uint32_t)res & IORING_NOTIF_USAGE_ZC_COPIED;
 	unsigned int i;
 
-	x->zc.completions++;
-	x->zc.copied_completions += copied;
+	x->out.zc.completions++;
+	x->out.zc.copied_completions += copied;
 	for (i = a; i < a + k; i++) {
 		struct uring_slot *s = &p->slot[i];
 
@@ -546,8 +529,8 @@ static ssize_t uring_move(struct dnd_xfer *x, size_t len)
 static void uring_splice_queue(struct dnd_xfer *x, uint64_t base, size_t len)
 {
 	struct uring_priv *p = x->priv;
-	int in = x->sender ? x->fd : x->sock;
-	int out = x->sender ? x->sock : x->fd;
+	int in = x->cfg->sender ? x->fd : x->sock;
+	int out = x->cfg->sender ? x->sock : x->fd;
 	struct io_uring_sqe *sqe;
 
 	if (!p->in_flight && !p->eof && p->issued - base < len &&
@@ -559,9 +542,9 @@ static void uring_splice_queue(struct dnd_xfer *x, uint64_t base, size_t len)
 		if (want > len - (p->issued - base))
 			want = len - (size_t)(p->issued - base);
 		sqe = uring_sqe(x, URING_SPLICE_IN, 0);
-		io_uring_prep_splice(sqe, in, x->sender && x->ep == DND_EP_FILE ?
+		io_uring_prep_splice(sqe, in, x->cfg->sender && x->cfg->ep == DND_EP_FILE ?
 				     (int64_t)p->off : -1, p->pipe.wr, -1,
-				     (unsigned int)want, x->splice_flags);
+				     (unsigned int)want, x->cfg->splice_flags);
 		p->in_flight = true;
 		p->in_want = want;
 		p->issued += want;
@@ -569,9 +552,9 @@ static void uring_splice_queue(struct dnd_xfer *x, uint64_t base, size_t len)
 	if (!p->draining && p->in_pipe) {
 		sqe = uring_sqe(x, URING_SPLICE_OUT, 0);
 		io_uring_prep_splice(sqe, p->pipe.rd, -1, out,
-				     !x->sender && x->ep == DND_EP_FILE ?
+				     !x->cfg->sender && x->cfg->ep == DND_EP_FILE ?
 				     (int64_t)p->out_off : -1,
-				     (unsigned int)p->in_pipe, x->splice_flags);
+				     (unsigned int)p->in_pipe, x->cfg->splice_flags);
 		p->draining = true;
 	}
 }
@@ -585,26 +568,26 @@ static int uring_splice_cqe(struct dnd_xfer *x,
 	if (cqe->user_data >> 32 == URING_SPLICE_IN) {
 		p->in_flight = false;
 		if (res < 0)
-			return uring_failed(x, res, x->sender ? "io_uring splice "
+			return uring_failed(x, res, x->cfg->sender ? "io_uring splice "
 					    "source->pipe" : "io_uring splice "
 					    "socket->pipe");
 		p->issued -= p->in_want - (size_t)res;
 		p->in_pipe += (size_t)res;
 		p->off += (uint64_t)res;
 		p->eof = !res;
-		if (!x->sender)
-			x->sc.bytes[DND_SC_URING_ENTER] += (uint64_t)res;
+		if (!x->cfg->sender)
+			x->out.sc.bytes[DND_SC_URING_ENTER] += (uint64_t)res;
 	} else if (cqe->user_data >> 32 == URING_SPLICE_OUT) {
 		p->draining = false;
 		if (res <= 0)
-			return uring_failed(x, res ? res : -EIO, x->sender ?
+			return uring_failed(x, res ? res : -EIO, x->cfg->sender ?
 					    "io_uring splice pipe->socket" :
 					    "io_uring splice pipe->sink");
 		p->in_pipe -= (size_t)res;
 		p->out_off += (uint64_t)res;
 		p->returned += (uint64_t)res;
-		if (x->sender)
-			x->sc.bytes[DND_SC_URING_ENTER] += (uint64_t)res;
+		if (x->cfg->sender)
+			x->out.sc.bytes[DND_SC_URING_ENTER] += (uint64_t)res;
 	}
 	return 0;
 }
@@ -632,7 +615,7 @@ static ssize_t uring_splice_move(struct dnd_xfer *x, size_t len)
 /* Waits for the SEND_ZC notifications still due, so all buffers are free. */
 /*
  * The file half alone (filebench): one write in flight, WRITE_FIXED when
- * buf lies in the registered memory that setup offers as x->putbuf, plain
+ * buf lies in the registered memory that uring_put_mem offers, plain
  * WRITE otherwise. Returns n once all of it is written, or -errno.
  */
 static ssize_t uring_put(struct dnd_xfer *x, const void *buf, size_t n)
@@ -659,7 +642,7 @@ static ssize_t uring_put(struct dnd_xfer *x, const void *buf, size_t n)
 		else
 			io_uring_prep_write(sqe, x->fd, b + done,
 					    (unsigned int)k, at);
-		x->sc.calls[DND_SC_URING_ENTER]++;
+		x->out.sc.calls[DND_SC_URING_ENTER]++;
 		r = io_uring_submit_and_wait(&p->ring, 1);
 		if (r >= 0)
 			r = io_uring_peek_cqe(&p->ring, &cqe);
@@ -669,7 +652,7 @@ static ssize_t uring_put(struct dnd_xfer *x, const void *buf, size_t n)
 		io_uring_cqe_seen(&p->ring, cqe);
 		if (r <= 0)
 			return xfer_fail(x, r ? r : -EIO, "io_uring WRITE file");
-		x->sc.bytes[DND_SC_URING_ENTER] += (uint64_t)r;
+		x->out.sc.bytes[DND_SC_URING_ENTER] += (uint64_t)r;
 		done += (size_t)r;
 	}
 	return (ssize_t)n;
@@ -706,7 +689,7 @@ static void uring_teardown(struct dnd_xfer *x)
 /* The ring and what both variants share; nslot buffers are added later. */
 static int uring_setup_ring(struct dnd_xfer *x, unsigned int nslot)
 {
-	unsigned int qd = x->qd ? x->qd : URING_QD_DEFAULT;
+	unsigned int qd = x->cfg->qd ? x->cfg->qd : URING_QD_DEFAULT;
 	struct timeval tv = { 0 };
 	socklen_t l = sizeof(tv);
 	struct uring_priv *p;
@@ -723,7 +706,7 @@ static int uring_setup_ring(struct dnd_xfer *x, unsigned int nslot)
 	if (r)
 		return xfer_fail(x, r, "io_uring_queue_init");
 	p->ring_ok = true;
-	getsockopt(x->sock, SOL_SOCKET, x->sender ? SO_SNDTIMEO : SO_RCVTIMEO,
+	getsockopt(x->sock, SOL_SOCKET, x->cfg->sender ? SO_SNDTIMEO : SO_RCVTIMEO,
 		   &tv, &l);
 	p->wait_ms = (int)(tv.tv_sec * 1000 + tv.tv_usec / 1000);
 	if (p->wait_ms <= 0)
@@ -741,7 +724,7 @@ static int uring_setup_bufs(struct dnd_xfer *x)
 	unsigned int i;
 	int r;
 
-	p->len = (x->bsz + page - 1) / page * page;
+	p->len = (x->cfg->bsz + page - 1) / page * page;
 	p->memlen = p->nslot * p->len;
 	p->mem = mmap(NULL, p->memlen, PROT_READ | PROT_WRITE,
 		      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -769,7 +752,7 @@ static int uring_setup_bufs(struct dnd_xfer *x)
 	if (r)
 		return xfer_fail(x, r, "registering io_uring buffers");
 	pr = io_uring_get_probe_ring(&p->ring);
-	p->zc = x->sender && pr &&
+	p->zc = x->cfg->sender && pr &&
 		io_uring_opcode_supported(pr, IORING_OP_SEND_ZC);
 	if (pr)
 		io_uring_free_probe(pr);
@@ -778,7 +761,7 @@ static int uring_setup_bufs(struct dnd_xfer *x)
 
 static int uring_setup(struct dnd_xfer *x)
 {
-	unsigned int qd = x->qd ? x->qd : URING_QD_DEFAULT;
+	unsigned int qd = x->cfg->qd ? x->cfg->qd : URING_QD_DEFAULT;
 	struct uring_priv *p;
 	char a[32];
 	int r;
@@ -791,24 +774,30 @@ static int uring_setup(struct dnd_xfer *x)
 	p = x->priv;
 	/* Reads of a pipe would race each other: one at a time. Zeros are
 	 * zeros in any order. */
-	p->max_fills = x->sender && (x->ep == DND_EP_FILE ||
-				     x->ep == DND_EP_ZERO) ? qd : 1;
-	x->eff_bsz = p->len;
-	x->zc.set = true;
-	x->putbuf = p->mem;
-	x->putbuf_len = p->len;
+	p->max_fills = x->cfg->sender && (x->cfg->ep == DND_EP_FILE ||
+				     x->cfg->ep == DND_EP_ZERO) ? qd : 1;
+	x->out.eff_bsz = p->len;
+	x->out.zc.set = true;
 	opt_fmt_size(p->len, a, sizeof(a));
-	if (!x->sender)
-		snprintf(x->detail, sizeof(x->detail), "RECV into %u registered "
+	if (!x->cfg->sender)
+		snprintf(x->out.detail, sizeof(x->out.detail), "RECV into %u registered "
 			 "%s buffers, WRITE_FIXED to the sink", qd, a);
 	else if (p->zc)
-		snprintf(x->detail, sizeof(x->detail), "READ_FIXED, then SEND_ZC "
+		snprintf(x->out.detail, sizeof(x->out.detail), "READ_FIXED, then SEND_ZC "
 			 "(report usage) from %u registered %s buffers", qd, a);
 	else
-		snprintf(x->detail, sizeof(x->detail), "plain SEND: this kernel "
+		snprintf(x->out.detail, sizeof(x->out.detail), "plain SEND: this kernel "
 			 "has no IORING_OP_SEND_ZC; %u registered %s buffers",
 			 qd, a);
 	return 0;
+}
+
+static void *uring_put_mem(struct dnd_xfer *x, size_t *len)
+{
+	struct uring_priv *p = x->priv;
+
+	*len = p->len;
+	return p->mem;
 }
 
 static int uring_splice_setup(struct dnd_xfer *x)
@@ -820,15 +809,15 @@ static int uring_splice_setup(struct dnd_xfer *x)
 		return r;
 	p = x->priv;
 	p->splice = true;
-	r = pipe_open(&p->pipe, x->pipe_size);
+	r = pipe_open(&p->pipe, x->cfg->pipe_size);
 	if (r)
 		return xfer_fail(x, r, "F_SETPIPE_SZ");
-	x->pipe_got = p->pipe.size;
-	p->len = x->bsz;
-	x->eff_bsz = x->bsz;
-	snprintf(x->detail, sizeof(x->detail), "IORING_OP_SPLICE %s -> pipe "
+	x->out.pipe_got = p->pipe.size;
+	p->len = x->cfg->bsz;
+	x->out.eff_bsz = x->cfg->bsz;
+	snprintf(x->out.detail, sizeof(x->out.detail), "IORING_OP_SPLICE %s -> pipe "
 		 "-> %s, one splice in flight each way (io-wq)",
-		 x->sender ? "source" : "socket", x->sender ? "socket" : "sink");
+		 x->cfg->sender ? "source" : "socket", x->cfg->sender ? "socket" : "sink");
 	return 0;
 }
 
@@ -843,6 +832,7 @@ const struct dnd_method method_uring = {
 	.send = uring_move,
 	.recv = uring_move,
 	.put = uring_put,
+	.put_mem = uring_put_mem,
 	.finish = uring_finish,
 	.teardown = uring_teardown,
 };

@@ -52,10 +52,10 @@ static int vms_probe(char *why, size_t len)
 	return 0;
 }
 
-static int vms_check(const struct dnd_xfer *x, char *why, size_t len)
+static int vms_check(const struct xfer_cfg *c, char *why, size_t len)
 {
-	if (!x->sender && x->ep == DND_EP_STREAM && !S_ISFIFO(x->fmode) &&
-	    !S_ISSOCK(x->fmode)) {
+	if (!c->sender && c->ep == DND_EP_STREAM && !S_ISFIFO(c->fmode) &&
+	    !S_ISSOCK(c->fmode)) {
 		snprintf(why, len, "vmsplice needs a file, pipe or socket "
 			 "sink; use -m rw");
 		return -EINVAL;
@@ -86,20 +86,20 @@ static int vms_setup(struct dnd_xfer *x)
 		return -ENOMEM;
 	p->pipe.rd = p->pipe.wr = -1;
 	x->priv = p;
-	p->len = (x->bsz + page - 1) / page * page;
+	p->len = (x->cfg->bsz + page - 1) / page * page;
 	p->buf = mmap(NULL, 2 * p->len, PROT_READ | PROT_WRITE,
 		      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (p->buf == MAP_FAILED) {
 		p->buf = NULL;
 		return -ENOMEM;
 	}
-	r = pipe_open(&p->pipe, x->pipe_size);
+	r = pipe_open(&p->pipe, x->cfg->pipe_size);
 	if (r)
 		return xfer_fail(x, r, "F_SETPIPE_SZ");
-	x->pipe_got = p->pipe.size;
-	x->eff_bsz = p->len;
-	if (x->sender && x->ep == DND_EP_ZERO)
-		snprintf(x->detail, sizeof(x->detail), "vmsplice: /dev/zero "
+	x->out.pipe_got = p->pipe.size;
+	x->out.eff_bsz = p->len;
+	if (x->cfg->sender && x->cfg->ep == DND_EP_ZERO)
+		snprintf(x->out.detail, sizeof(x->out.detail), "vmsplice: /dev/zero "
 			 "read once into both buffers, their pages spliced "
 			 "again and again (zeros never change)");
 	return 0;
@@ -117,7 +117,7 @@ static int vms_push(struct dnd_xfer *x, char *buf, size_t n, int out,
 	struct iovec iov = { .iov_base = buf, .iov_len = n };
 
 	while (iov.iov_len) {
-		ssize_t v = io_vmsplice(&x->sc, p->pipe.wr, &iov, 1,
+		ssize_t v = io_vmsplice(&x->out.sc, p->pipe.wr, &iov, 1,
 					gift ? SPLICE_F_GIFT : 0);
 
 		if (v <= 0)
@@ -125,9 +125,9 @@ static int vms_push(struct dnd_xfer *x, char *buf, size_t n, int out,
 		iov.iov_base = (char *)iov.iov_base + v;
 		iov.iov_len -= (size_t)v;
 		while (v) {
-			ssize_t m = io_splice(&x->sc, DND_SC_SPLICE_OUT,
+			ssize_t m = io_splice(&x->out.sc, DND_SC_SPLICE_OUT,
 					      p->pipe.rd, NULL, out, off,
-					      (size_t)v, x->splice_flags &
+					      (size_t)v, x->cfg->splice_flags &
 					      ~SPLICE_F_GIFT);
 
 			if (m <= 0)
@@ -152,7 +152,7 @@ static ssize_t vms_send_zero(struct dnd_xfer *x, size_t len)
 	ssize_t r;
 
 	while (p->zero_filled < 2 * p->len) {
-		r = io_read(&x->sc, x->fd, p->buf + p->zero_filled,
+		r = io_read(&x->out.sc, x->fd, p->buf + p->zero_filled,
 			    2 * p->len - p->zero_filled);
 		if (r <= 0)
 			return r ? xfer_fail(x, (int)r, "read /dev/zero") :
@@ -174,19 +174,19 @@ static ssize_t vms_send(struct dnd_xfer *x, size_t len)
 	ssize_t n;
 	int r;
 
-	if (x->ep == DND_EP_ZERO)
+	if (x->cfg->ep == DND_EP_ZERO)
 		return vms_send_zero(x, len);
 	p->cur ^= 1;
-	n = io_read(&x->sc, x->fd, buf, len < p->len ? len : p->len);
+	n = io_read(&x->out.sc, x->fd, buf, len < p->len ? len : p->len);
 	if (n <= 0)
 		return n == 0 ? 0 : xfer_fail(x, (int)n, "read source");
 	xfer_hash_inline(x, buf, (size_t)n);
 	r = vms_push(x, buf, (size_t)n, x->sock, NULL,
-		     x->splice_flags & SPLICE_F_GIFT, "splice pipe->socket");
+		     x->cfg->splice_flags & SPLICE_F_GIFT, "splice pipe->socket");
 	if (r)
 		return r;
 	/* The socket may still hold these pages: give them up (see top). */
-	r = io_madvise(&x->sc, buf, p->len, MADV_DONTNEED);
+	r = io_madvise(&x->out.sc, buf, p->len, MADV_DONTNEED);
 	return r ? xfer_fail(x, r, "madvise") : n;
 }
 
@@ -202,14 +202,14 @@ static ssize_t vms_put(struct dnd_xfer *x, const void *buf, size_t n)
 	int r;
 
 	r = vms_push(x, (char *)buf, n, x->fd,
-		     x->ep == DND_EP_FILE ? &off : NULL,
-		     x->splice_flags & SPLICE_F_GIFT, "splice pipe->file");
+		     x->cfg->ep == DND_EP_FILE ? &off : NULL,
+		     x->cfg->splice_flags & SPLICE_F_GIFT, "splice pipe->file");
 	if (r)
 		return r;
 	/* A pipe or socket sink holds the pages by reference (see top). */
-	if (x->ep == DND_EP_STREAM && (const char *)buf >= p->buf &&
+	if (x->cfg->ep == DND_EP_STREAM && (const char *)buf >= p->buf &&
 	    (const char *)buf < p->buf + 2 * p->len) {
-		r = io_madvise(&x->sc, (void *)buf, p->len, MADV_DONTNEED);
+		r = io_madvise(&x->out.sc, (void *)buf, p->len, MADV_DONTNEED);
 		if (r)
 			return xfer_fail(x, r, "madvise");
 	}
@@ -224,10 +224,12 @@ static ssize_t vms_recv(struct dnd_xfer *x, size_t len)
 
 	p->cur ^= 1;
 	while (got < want) {
-		ssize_t n = io_read(&x->sc, x->sock, buf + got, want - got);
+		ssize_t n = io_read(&x->out.sc, x->sock, buf + got, want - got);
 
-		if (n < 0)
+		if (n < 0) {
+			x->out.held = got;
 			return xfer_fail(x, (int)n, "read socket");
+		}
 		if (n == 0)
 			break;
 		got += (size_t)n;

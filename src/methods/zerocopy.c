@@ -29,6 +29,7 @@
 
 #include "core/compat.h"
 #include "core/io.h"
+#include "core/zcopy.h"
 #include "xfer/method.h"
 #include "cli/opts.h"
 #include "xfer/xfer.h"
@@ -88,8 +89,8 @@ static void zc_settle(struct dnd_xfer *x, struct zc_slot *s)
 	/* Mixed outcomes only arise from short sends; split by call count. */
 	uint64_t copied = s->ids ? (uint64_t)s->bytes * s->copied / s->ids : 0;
 
-	x->zc.copied_bytes += copied;
-	x->zc.zc_bytes += s->bytes - copied;
+	x->out.zc.copied_bytes += copied;
+	x->out.zc.zc_bytes += s->bytes - copied;
 	memset(s, 0, sizeof(*s));
 }
 
@@ -105,9 +106,9 @@ static void zc_credit(struct dnd_xfer *x, uint32_t lo, uint32_t hi,
 	uint64_t end = first + (uint32_t)(hi - lo) + 1;
 	unsigned int i;
 
-	x->zc.completions += end - first;
+	x->out.zc.completions += end - first;
 	if (copied)
-		x->zc.copied_completions += end - first;
+		x->out.zc.copied_completions += end - first;
 	for (i = 0; i < p->nslot; i++) {
 		struct zc_slot *s = &p->slot[i];
 		uint64_t a = first > s->id_first ? first : s->id_first;
@@ -138,34 +139,22 @@ static int zc_reap(struct dnd_xfer *x)
 			.msg_control = control,
 			.msg_controllen = sizeof(control),
 		};
-		struct cmsghdr *cm;
-		ssize_t r = io_recvmsg(&x->sc, x->sock, &msg, MSG_ERRQUEUE);
+		struct zcopy_done d;
+		ssize_t r = io_recvmsg(&x->out.sc, x->sock, &msg, MSG_ERRQUEUE);
 
 		if (r == -EAGAIN) {
 			/* An empty error queue, not a timeout: keep the
 			 * eagain count meaning "stalled". */
-			x->sc.eagain--;
+			x->out.sc.eagain--;
 			return 0;
 		}
 		if (r < 0)
 			return xfer_fail(x, (int)r, "recvmsg(MSG_ERRQUEUE)");
-		for (cm = CMSG_FIRSTHDR(&msg); cm; cm = CMSG_NXTHDR(&msg, cm)) {
-			struct sock_extended_err ee;
-
-			if (!(cm->cmsg_level == SOL_IP &&
-			      cm->cmsg_type == IP_RECVERR) &&
-			    !(cm->cmsg_level == SOL_IPV6 &&
-			      cm->cmsg_type == IPV6_RECVERR))
-				continue;
-			memcpy(&ee, CMSG_DATA(cm), sizeof(ee));
-			if (ee.ee_origin != SO_EE_ORIGIN_ZEROCOPY)
-				continue;
-			if (ee.ee_errno)
-				return xfer_fail(x, -(int)ee.ee_errno,
-						 "MSG_ZEROCOPY completion");
-			zc_credit(x, ee.ee_info, ee.ee_data,
-				  ee.ee_code & SO_EE_CODE_ZEROCOPY_COPIED);
-		}
+		r = zcopy_parse(&msg, &d);
+		if (r < 0)
+			return xfer_fail(x, (int)r, "MSG_ZEROCOPY completion");
+		if (r)
+			zc_credit(x, d.lo, d.hi, d.copied);
 	}
 }
 
@@ -177,7 +166,7 @@ static int zc_wait(struct dnd_xfer *x)
 {
 	struct zc_priv *p = x->priv;
 	struct pollfd pfd = { .fd = x->sock, .events = 0 };
-	uint64_t before = x->zc.completions;
+	uint64_t before = x->out.zc.completions;
 	int err = 0, r;
 	socklen_t l = sizeof(err);
 
@@ -192,7 +181,7 @@ static int zc_wait(struct dnd_xfer *x)
 		return xfer_fail(x, -ETIMEDOUT,
 				 "waiting for MSG_ZEROCOPY completions");
 	r = zc_reap(x);
-	if (r || x->zc.completions != before)
+	if (r || x->out.zc.completions != before)
 		return r;
 	/* POLLERR without a completion: the connection itself failed. */
 	getsockopt(x->sock, SOL_SOCKET, SO_ERROR, &err, &l);
@@ -222,7 +211,7 @@ static int zc_push(struct dnd_xfer *x, struct zc_slot *s, const char *buf,
 	s->id_first = p->next_id;
 	s->bytes = n;
 	while (off < n) {
-		ssize_t m = io_send(&x->sc, x->sock, buf + off, n - off,
+		ssize_t m = io_send(&x->out.sc, x->sock, buf + off, n - off,
 				    MSG_ZEROCOPY);
 
 		if (m > 0) {
@@ -240,7 +229,7 @@ static int zc_push(struct dnd_xfer *x, struct zc_slot *s, const char *buf,
 		if (m != -ENOBUFS)
 			return xfer_fail(x, m ? (int)m : -EIO,
 					 "send(MSG_ZEROCOPY)");
-		x->zc.enobufs++;
+		x->out.zc.enobufs++;
 		if (!give_up)
 			give_up = stats_now() + p->wait_ms / 1000.0;
 		if (stats_now() > give_up || (!p->pending &&
@@ -274,7 +263,7 @@ static ssize_t zc_send(struct dnd_xfer *x, size_t len)
 	if (r)
 		return r;
 	zc_settle(x, s);
-	n = io_read(&x->sc, x->fd, buf, len < p->len ? len : p->len);
+	n = io_read(&x->out.sc, x->fd, buf, len < p->len ? len : p->len);
 	if (n <= 0)
 		return n == 0 ? 0 : xfer_fail(x, (int)n, "read source");
 	xfer_hash_inline(x, buf, (size_t)n);
@@ -306,8 +295,8 @@ static unsigned int zc_nslots(const struct dnd_xfer *x, size_t len)
 	socklen_t l = sizeof(sndbuf);
 	size_t n;
 
-	if (x->qd)
-		return x->qd;
+	if (x->cfg->qd)
+		return x->cfg->qd;
 	getsockopt(x->sock, SOL_SOCKET, SO_SNDBUF, &sndbuf, &l);
 	n = (size_t)(sndbuf > 0 ? sndbuf : 0) / len + 2;
 	if (n > ZC_RING_BYTES / len)
@@ -320,7 +309,7 @@ static unsigned int zc_nslots(const struct dnd_xfer *x, size_t len)
 static int zc_setup(struct dnd_xfer *x)
 {
 	size_t page = (size_t)sysconf(_SC_PAGESIZE);
-	size_t len = (x->bsz + page - 1) / page * page;
+	size_t len = (x->cfg->bsz + page - 1) / page * page;
 	unsigned int n = zc_nslots(x, len);
 	struct timeval tv = { 0 };
 	socklen_t l = sizeof(tv);
@@ -347,9 +336,9 @@ static int zc_setup(struct dnd_xfer *x)
 	p->wait_ms = (int)(tv.tv_sec * 1000 + tv.tv_usec / 1000);
 	if (p->wait_ms <= 0)
 		p->wait_ms = ZC_WAIT_MS_DEFAULT;
-	x->eff_bsz = len;
-	x->zc.set = true;
-	snprintf(x->detail, sizeof(x->detail), "MSG_ZEROCOPY from a ring of "
+	x->out.eff_bsz = len;
+	x->out.zc.set = true;
+	snprintf(x->out.detail, sizeof(x->out.detail), "MSG_ZEROCOPY from a ring of "
 		 "%u x %s buffers; completions reaped from the error queue", n,
 		 opt_fmt_size(len, a, sizeof(a)));
 	return 0;

@@ -2,7 +2,8 @@
 /*
  * What this kernel and process can do: kernel and pipe limits, io_uring's
  * opcodes, and the feature table that `dnd probe --require`, bench and the
- * tests share. The live checks themselves are in probe_live.c.
+ * tests share. The live checks are in probe_live.c (features) and
+ * probe_seed.c (seed 004's kernel behaviours).
  */
 #include <sys/utsname.h>
 #include <errno.h>
@@ -16,34 +17,13 @@
 #include <liburing.h>
 #endif
 
+#include "core/kernel.h"
 #include "xfer/method.h"
 #include "core/pipe.h"
 #include "probe/probe.h"
+#include "probe/probe_check.h"
 #include "probe/probe_live.h"
-
-int probe_res(struct probe_result *r, int err, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(r->why, sizeof(r->why), fmt, ap);
-	va_end(ap);
-	r->err = err;
-	return err;
-}
-
-static long long read_proc(const char *path)
-{
-	long long v = -1;
-	FILE *f = fopen(path, "re");
-
-	if (f) {
-		if (fscanf(f, "%lld", &v) != 1)
-			v = -1;
-		fclose(f);
-	}
-	return v;
-}
+#include "probe/probe_seed.h"
 
 /* ---- kernel facts ---- */
 
@@ -78,12 +58,15 @@ void probe_kernel(struct probe_kernel *k)
 	if (uname(&u) == 0)
 		snprintf(k->release, sizeof(k->release), "%s", u.release);
 	k->page_size = sysconf(_SC_PAGESIZE);
-	k->pipe_max_size = read_proc("/proc/sys/fs/pipe-max-size");
-	k->pipe_user_pages_soft =
-		read_proc("/proc/sys/fs/pipe-user-pages-soft");
-	k->pipe_user_pages_hard =
-		read_proc("/proc/sys/fs/pipe-user-pages-hard");
-	k->io_uring_disabled = read_proc("/proc/sys/kernel/io_uring_disabled");
+	k->pipe_max_size = k->pipe_user_pages_soft = -1;
+	k->pipe_user_pages_hard = k->io_uring_disabled = -1;
+	kernel_read_ll("/proc/sys/fs/pipe-max-size", &k->pipe_max_size);
+	kernel_read_ll("/proc/sys/fs/pipe-user-pages-soft",
+		       &k->pipe_user_pages_soft);
+	kernel_read_ll("/proc/sys/fs/pipe-user-pages-hard",
+		       &k->pipe_user_pages_hard);
+	kernel_read_ll("/proc/sys/kernel/io_uring_disabled",
+		       &k->io_uring_disabled);
 	probe_pipes(k);
 }
 /* ---- io_uring ---- */
@@ -101,25 +84,6 @@ static const int uring_op_codes[DND_PROBE_URING_OPS] = {
 	IORING_OP_SENDMSG_ZC,
 };
 
-static void uring_setup_why(struct probe_uring *u, int e)
-{
-	long long dis = read_proc("/proc/sys/kernel/io_uring_disabled");
-
-	if (e == -ENOSYS)
-		snprintf(u->why, sizeof(u->why),
-			 "io_uring_setup: this kernel "
-			 "was built without io_uring");
-	else if (e == -EPERM && dis > 0)
-		snprintf(u->why, sizeof(u->why),
-			 "io_uring_setup: %s (kernel.io_uring_disabled=%lld: "
-			 "%s; set it to 0)", strerror(-e), dis, dis == 1 ?
-			 "only root and kernel.io_uring_group may use it" :
-			 "disabled for everyone");
-	else
-		snprintf(u->why, sizeof(u->why), "io_uring_setup: %s",
-			 strerror(-e));
-}
-
 static void uring_fill(struct probe_uring *u)
 {
 	struct io_uring ring;
@@ -128,8 +92,7 @@ static void uring_fill(struct probe_uring *u)
 
 	u->built = true;
 	if (e < 0) {
-		u->err = e;
-		uring_setup_why(u, e);
+		u->err = kernel_uring_why(e, u->why, sizeof(u->why));
 		return;
 	}
 	p = io_uring_get_probe_ring(&ring);
@@ -262,17 +225,18 @@ static const struct probe_feature features[] = {
 	{ "netns", "unshare(CLONE_NEWNET) in a child (ip netns)", 0, { NULL },
 	  probe_live_netns },
 	{ "seed004-a", "(a) one splice takes many queued segments",
-	  DND_PF_SEED, { "mss", "queued", "spliced" }, probe_live_seed004_a },
+	  DND_PF_SEED, { "mss", "queued", "spliced" }, probe_seed004_a },
 	{ "seed004-b", "(b) splice(len 1000) never returns more than 1000",
 	  DND_PF_SEED, { "asked", "max_returned", "calls", "min_queued" },
-	  probe_live_seed004_b },
+	  probe_seed004_b },
 	{ "seed004-c", "(c) full pipe, data queued: splice says EAGAIN",
 	  DND_PF_SEED,
-	  { "pipe_bytes", "socket_queued", "errno", "empty_socket_errno" },
-	  probe_live_seed004_c },
+	  { "pipe_bytes", "socket_queued", "splice_errno",
+	    "empty_socket_errno" },
+	  probe_seed004_c },
 	{ "seed004-d", "(d) SO_RCVLOWAT delays epoll; then splice reads",
 	  DND_PF_SEED, { "lowat", "ready_below", "ready_at", "spliced" },
-	  probe_live_seed004_d },
+	  probe_seed004_d },
 	{ NULL, NULL, 0, { NULL }, NULL },
 };
 

@@ -5,6 +5,7 @@
  * reported again by the next epoll_wait, with no ready list of our own.
  */
 #include <sys/epoll.h>
+#include <sys/signalfd.h>
 #include <errno.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -191,4 +192,40 @@ int evloop_poll(struct evloop *el, int timeout_ms)
 			fe->wfn(el, fd, fe->data, m);
 	}
 	return n;
+}
+
+int evloop_signalfd(struct evloop *el, sigset_t *old, evloop_fn fn,
+		    void *data)
+{
+	struct sigaction sa;
+	sigset_t set;
+	int fd, e;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = SIG_IGN;
+	sigaction(SIGPIPE, &sa, NULL);
+	sigemptyset(&set);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGUSR1);
+	if (sigprocmask(SIG_BLOCK, &set, old) == -1)
+		return -errno;
+	fd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
+	if (fd == -1)
+		return -errno;
+	e = evloop_set(el, fd, DND_EV_READ, fn, fn, data);
+	if (e) {
+		close(fd);
+		return e;
+	}
+	return fd;
+}
+
+int evloop_signal_next(int fd)
+{
+	struct signalfd_siginfo si;
+
+	if (read(fd, &si, sizeof(si)) != (ssize_t)sizeof(si))
+		return 0;
+	return (int)si.ssi_signo;
 }

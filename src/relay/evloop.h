@@ -6,6 +6,7 @@
 #ifndef DND_EVLOOP_H
 #define DND_EVLOOP_H
 
+#include <signal.h>
 #include <stdint.h>
 
 #define DND_EV_READ 0x1u	/* interest and fired: readable */
@@ -81,5 +82,19 @@ unsigned int evloop_mask(const struct evloop *el, int fd);
  * Returns the number of events, 0 on timeout, or -errno (EINTR is 0).
  */
 int evloop_poll(struct evloop *el, int timeout_ms);
+
+/*
+ * Signals as events: blocks SIGTERM, SIGINT and SIGUSR1 (the mask before
+ * goes to *old, for sigprocmask(SIG_SETMASK, old, NULL) at the end; *old is
+ * untouched when blocking fails), ignores SIGPIPE (a send to a reset peer
+ * returns EPIPE instead), and registers a non-blocking signalfd for the
+ * three with fn as its read callback. Returns the signalfd, which the
+ * caller closes, or -errno.
+ */
+int evloop_signalfd(struct evloop *el, sigset_t *old, evloop_fn fn,
+		    void *data);
+
+/* The next signal pending on signalfd fd, or 0 when none is. Never blocks. */
+int evloop_signal_next(int fd);
 
 #endif

@@ -1,32 +1,28 @@
 // SPDX-License-Identifier: MIT
 /*
- * Seed 004's relay: many TCP flows through one level-triggered epoll loop,
- * each direction spliced socket -> pipe -> socket (relay_pump.c) [hap].
+ * Seed 004's relay: many TCP flows through one level-triggered epoll loop
+ * (evloop.c). This file runs the loop: setup, signals, timers and the end;
+ * flows begin in relay_accept.c, live in relay_flow.c, move in relay_pump.c.
  */
-#include <sys/ioctl.h>		/* TIOCOUTQ, behind SIOCOUTQ */
 #include <sys/resource.h>
-#include <sys/signalfd.h>
 #include <sys/socket.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
-#include <linux/sockios.h>	/* SIOCOUTQ */
 #include <errno.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "relay/evloop.h"
 #include "core/log.h"
 #include "core/net.h"
 #include "core/pipe.h"
-#include "relay/relay.h"
-#include "relay/relay_int.h"
 #include "core/stats.h"
+#include "relay/evloop.h"
+#include "relay/relay.h"
+#include "relay/relay_accept.h"
+#include "relay/relay_flow.h"
+#include "relay/relay_stats.h"
 
-#define DND_RELAY_ACCEPT_BATCH 64
 #define DND_RELAY_FD_SLACK 64	/* listener, epoll, signalfd, stdio, logs */
-#define DND_RELAY_EMFILE_PAUSE 0.1	/* seconds the listener rests */
 #define DND_RELAY_LINGER 2.0	/* seconds a refused client may take to close;
 				 * also how long a failing flow's last bytes
 				 * may sit unacknowledged before the reset */
@@ -38,437 +34,6 @@
  * is only what is in flight.
  */
 #define DND_RELAY_PIPE_SIZE (1u << 20)
-
-enum relay_close {
-	DND_RELAY_FIN = 0,	/* both directions ended cleanly */
-	DND_RELAY_RESET,	/* a side broke; the other gets a reset too */
-	DND_RELAY_IDLE,
-	DND_RELAY_GRACE,
-};
-
-static void relay_listen_on(struct relay *r)
-{
-	if (!r->paused || r->draining || r->nflows >= r->o->max_conn ||
-	    r->waiting.head)
-		return;
-	if (!evloop_set(&r->el, r->lfd, DND_EV_READ, NULL, NULL, NULL))
-		r->paused = false;
-}
-
-static void relay_listen_off(struct relay *r, double resume_at)
-{
-	if (!r->paused) {
-		evloop_set(&r->el, r->lfd, 0, NULL, NULL, NULL);
-		r->paused = true;
-		r->st->listener_pauses++;
-	}
-	r->resume_at = resume_at;
-}
-
-/* Gives a direction's pipe back, or kills it when bytes are stuck inside. */
-static void relay_dir_free(struct relay *r, struct relay_dir *d)
-{
-	if (d->pipe)
-		pipe_put(&r->pool, d->pipe, d->count);
-	d->pipe = NULL;
-	free(d->buf);
-	d->buf = NULL;
-}
-
-static void relay_close_fd(struct relay *r, int fd, bool reset)
-{
-	struct linger lg = { .l_onoff = 1, .l_linger = 0 };
-
-	if (fd == -1)
-		return;
-	evloop_del(&r->el, fd);
-	/* A reset, not a FIN, so that a cut flow never looks complete. */
-	if (reset)
-		setsockopt(fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
-	close(fd);
-}
-
-/*
- * A reset throws away what sits in the pipes and the send queues: take it
- * back out of bytes[] (it was counted when handed to the kernel).
- */
-static void relay_count_discard(struct relay *r, struct relay_flow *f)
-{
-	uint64_t q;
-	int i;
-
-	for (i = 0; i < 2; i++) {
-		q = (uint64_t)relay_ioctl(f->fd[!i], SIOCOUTQ);
-		if (q > f->sent[i])
-			q = f->sent[i];
-		r->st->bytes[i] -= q;
-		r->st->bytes_discarded += q + f->dir[i].count;
-	}
-}
-
-static void relay_flow_close(struct relay *r, struct relay_flow *f,
-			     enum relay_close how)
-{
-	bool reset = how != DND_RELAY_FIN;
-
-	if (reset)
-		relay_count_discard(r, f);
-	switch (how) {
-	case DND_RELAY_FIN:
-		r->st->completed++;
-		break;
-	case DND_RELAY_RESET:
-		r->st->resets++;
-		break;
-	case DND_RELAY_IDLE:
-		r->st->idle_closed++;
-		break;
-	case DND_RELAY_GRACE:
-		r->st->grace_closed++;
-		break;
-	}
-	relay_close_fd(r, f->fd[0], reset);
-	relay_close_fd(r, f->fd[1], reset);
-	relay_dir_free(r, &f->dir[0]);
-	relay_dir_free(r, &f->dir[1]);
-	relay_list_del(f);
-	free(f);
-	r->nflows--;
-	r->st->active--;
-	relay_listen_on(r);
-}
-
-/* Forgets a flow whose target side is already gone. */
-static void relay_flow_drop(struct relay *r, struct relay_flow *f)
-{
-	relay_close_fd(r, f->fd[0], false);
-	relay_list_del(f);
-	free(f);
-	r->nflows--;
-	r->st->active--;
-	relay_listen_on(r);
-}
-
-static void relay_on_linger(struct evloop *el, int fd, void *data,
-			    unsigned int fired)
-{
-	struct relay_flow *f = data;
-	char junk[16384];
-	ssize_t n;
-	int i;
-
-	for (i = 0; i < 16; i++) {
-		n = recv(fd, junk, sizeof(junk), MSG_DONTWAIT);
-		if (n == -1 && (errno == EAGAIN || errno == EINTR))
-			return;
-		if (n <= 0) {
-			relay_flow_drop(f->r, f);
-			return;
-		}
-	}
-}
-
-/*
- * The target could not be reached: send the client a FIN and read what it
- * still sends until it closes too (or DND_RELAY_LINGER passes), because
- * closing with unread input, or input still on its way, makes a reset.
- */
-static void relay_flow_fail(struct relay *r, struct relay_flow *f, int err)
-{
-	r->st->failed++;
-	if (!r->told_connect) {
-		log_err("relay: cannot connect to %s: %s; the client is closed "
-			"(further failures are only counted)", r->target_name,
-			strerror(-err));
-		r->told_connect = true;
-	}
-	relay_close_fd(r, f->fd[1], false);
-	f->fd[1] = -1;
-	relay_list_del(f);
-	if (!r->draining && shutdown(f->fd[0], SHUT_WR) == 0 &&
-	    !evloop_set(&r->el, f->fd[0], DND_EV_READ, relay_on_linger,
-			relay_on_linger, f)) {
-		f->last = r->el.now;
-		relay_list_add(&r->lingering, f);
-		return;
-	}
-	relay_flow_drop(r, f);
-}
-
-static void relay_on_read(struct evloop *el, int fd, void *data,
-			  unsigned int fired);
-static void relay_on_write(struct evloop *el, int fd, void *data,
-			   unsigned int fired);
-
-/*
- * Epoll interest follows the pipe counts. A socket with nothing to do stays
- * registered with no events, so its error or hangup is still seen; one that
- * broke or hung up already leaves epoll (its EPOLLHUP would spin).
- */
-static int relay_flow_watch(struct relay *r, struct relay_flow *f)
-{
-	int s, e;
-
-	for (s = 0; s < 2; s++) {
-		unsigned int m = 0;
-
-		if (!f->dir[s].eof && !f->dir[s].full)
-			m |= DND_EV_READ;
-		/* Also after a spent budget: level-triggered EPOLLOUT returns. */
-		if (f->dir[!s].count)
-			m |= DND_EV_WRITE;
-		if (!m && !f->err[s] && !f->hup[s])
-			m = DND_EV_ERR;
-		e = evloop_set(&r->el, f->fd[s], m, relay_on_read,
-			       relay_on_write, f);
-		if (e)
-			return e;
-	}
-	return 0;
-}
-
-/*
- * A flow with a broken side ends once everything that side sent is handed
- * on: out of epoll, it waits in r->flushing until the other socket's send
- * queue is empty, then both get a reset, so the peer learns of the failure
- * only after it has the data.
- */
-static void relay_flow_flush(struct relay *r, struct relay_flow *f)
-{
-	evloop_set(&r->el, f->fd[0], 0, NULL, NULL, NULL);
-	evloop_set(&r->el, f->fd[1], 0, NULL, NULL, NULL);
-	f->outq = -1;
-	f->last = r->el.now;
-	relay_list_del(f);
-	relay_list_add(&r->flushing, f);
-}
-
-/* A broken flow is done when each broken side's input has been handed on. */
-static bool relay_flow_failed_done(const struct relay_flow *f)
-{
-	int s;
-
-	for (s = 0; s < 2; s++)
-		if (f->err[s] && (!f->dir[s].eof || f->dir[s].count))
-			return false;
-	return true;
-}
-
-static void relay_flow_after(struct relay *r, struct relay_flow *f, int err)
-{
-	if (f->list == &r->flushing)
-		return;
-	if (!err && !f->err[0] && !f->err[1] && f->dir[0].shut &&
-	    f->dir[1].shut) {
-		relay_flow_close(r, f, DND_RELAY_FIN);
-		return;
-	}
-	if (!err && (f->err[0] || f->err[1]) && relay_flow_failed_done(f)) {
-		if (f->err[0] && f->err[1])
-			relay_flow_close(r, f, DND_RELAY_RESET);
-		else
-			relay_flow_flush(r, f);
-		return;
-	}
-	if (!err)
-		err = relay_flow_watch(r, f);
-	if (err)
-		relay_flow_close(r, f, DND_RELAY_RESET);
-}
-
-/*
- * An error or hangup on a socket registered with no events: SO_ERROR tells
- * which (and clears it); either way the socket leaves epoll.
- */
-static void relay_on_hangup(struct relay *r, struct relay_flow *f, int s)
-{
-	int e = 0;
-	socklen_t len = sizeof(e);
-
-	if (getsockopt(f->fd[s], SOL_SOCKET, SO_ERROR, &e, &len) == -1)
-		e = errno;
-	if (e)
-		relay_sock_broken(r, f, s, -e);
-	else
-		f->hup[s] = true;
-	relay_flow_after(r, f, 0);
-}
-
-static void relay_on_read(struct evloop *el, int fd, void *data,
-			  unsigned int fired)
-{
-	struct relay_flow *f = data;
-	int s = fd == f->fd[1];
-
-	if ((fired & DND_EV_ERR) && evloop_mask(el, fd) == DND_EV_ERR) {
-		relay_on_hangup(f->r, f, s);
-		return;
-	}
-	f->dir[s].rd_ready = true;
-	if (fired & (DND_EV_RDHUP | DND_EV_ERR))
-		f->dir[s].rdhup = true;
-	relay_flow_after(f->r, f, relay_pump(f->r, f, s));
-}
-
-static void relay_on_write(struct evloop *el, int fd, void *data,
-			   unsigned int fired)
-{
-	struct relay_flow *f = data;
-	int s = fd == f->fd[1];
-
-	f->dir[!s].wr_blocked = false;
-	relay_flow_after(f->r, f, relay_pump(f->r, f, !s));
-}
-
-/* SO_OOBINLINE: an urgent byte stays in the stream and is forwarded. */
-static void relay_tune(const struct relay *r, int fd)
-{
-	int one = 1, lowat = (int)r->o->rcvlowat;
-
-	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-	setsockopt(fd, SOL_SOCKET, SO_OOBINLINE, &one, sizeof(one));
-	if (lowat > 0)
-		setsockopt(fd, SOL_SOCKET, SO_RCVLOWAT, &lowat, sizeof(lowat));
-}
-
-static void relay_flow_open(struct relay *r, struct relay_flow *f)
-{
-	f->last = r->el.now;
-	relay_list_del(f);
-	relay_list_add(&r->open, f);
-	relay_tune(r, f->fd[1]);
-	relay_flow_after(r, f, 0);
-}
-
-static void relay_on_connect(struct evloop *el, int fd, void *data,
-			     unsigned int fired)
-{
-	struct relay_flow *f = data;
-	int e = net_connect_done(fd);
-
-	if (e == -EINPROGRESS)
-		return;
-	if (e)
-		relay_flow_fail(f->r, f, e);
-	else
-		relay_flow_open(f->r, f);
-}
-
-static bool relay_out_of_fds(int err)
-{
-	return err == -EMFILE || err == -ENFILE || err == -ENOBUFS ||
-	       err == -ENOMEM;
-}
-
-/* Rests the listener when the process runs out of fds or memory. */
-static void relay_fd_short(struct relay *r, int err)
-{
-	r->st->accept_errors++;
-	if (!r->told_accept)
-		log_warn("relay: %s; new connections wait (raise ulimit -n "
-			 "or lower --max-conn)", strerror(-err));
-	r->told_accept = true;
-	r->retry_at = r->el.now + DND_RELAY_EMFILE_PAUSE;
-	relay_listen_off(r, r->retry_at);
-}
-
-/*
- * Starts the connect to the target. Out of fds, the client waits in
- * r->waiting with the listener paused, rather than being turned away; then
- * returns true.
- */
-static bool relay_connect(struct relay *r, struct relay_flow *f)
-{
-	bool pending;
-	int sfd, e;
-
-	sfd = net_connect_nb((struct sockaddr *)&r->target, r->target_len,
-			     &pending);
-	relay_list_del(f);
-	if (relay_out_of_fds(sfd)) {
-		/* f->last stays the accept time: the wait has one deadline. */
-		relay_list_add(&r->waiting, f);
-		relay_fd_short(r, sfd);
-		return true;
-	}
-	/* The connect timeout runs from now, not from the accept. */
-	f->last = r->el.now;
-	relay_list_add(&r->connecting, f);
-	if (sfd < 0) {
-		relay_flow_fail(r, f, sfd);
-		return false;
-	}
-	f->fd[1] = sfd;
-	if (!pending) {
-		relay_flow_open(r, f);
-		return false;
-	}
-	e = evloop_set(&r->el, sfd, DND_EV_WRITE, relay_on_connect,
-		       relay_on_connect, f);
-	if (e)
-		relay_flow_fail(r, f, e);
-	return false;
-}
-
-static void relay_flow_start(struct relay *r, int cfd)
-{
-	struct relay_flow *f = calloc(1, sizeof(*f));
-
-	if (!f) {
-		relay_fd_short(r, -ENOMEM);
-		close(cfd);
-		return;
-	}
-	f->r = r;
-	f->fd[0] = cfd;
-	f->fd[1] = -1;
-	f->last = r->el.now;
-	r->nflows++;
-	if (++r->st->active > r->st->peak_active)
-		r->st->peak_active = r->st->active;
-	relay_tune(r, cfd);
-	relay_connect(r, f);
-}
-
-/* Clients that got no target socket try again, oldest first. */
-static void relay_retry_waiting(struct relay *r)
-{
-	struct relay_flow *f;
-
-	while ((f = r->waiting.head))
-		if (relay_connect(r, f))
-			break;
-	relay_listen_on(r);
-}
-
-static void relay_on_accept(struct evloop *el, int fd, void *data,
-			    unsigned int fired)
-{
-	struct relay *r = data;
-	int i, cfd;
-
-	for (i = 0; i < DND_RELAY_ACCEPT_BATCH && !r->paused; i++) {
-		if (r->nflows >= r->o->max_conn) {
-			relay_listen_off(r, 0);
-			return;
-		}
-		cfd = accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
-		if (cfd >= 0) {
-			r->st->accepted++;
-			relay_flow_start(r, cfd);
-			continue;
-		}
-		if (errno == EAGAIN || errno == EINTR)
-			return;
-		if (relay_out_of_fds(-errno)) {
-			/* The connection stays queued, and level-triggered
-			 * epoll would spin on it: rest the listener. */
-			relay_fd_short(r, -errno);
-			return;
-		}
-		/* ECONNABORTED and friends concern one connection only. */
-	}
-}
 
 static void relay_begin_drain(struct relay *r)
 {
@@ -507,10 +72,10 @@ static void relay_on_signal(struct evloop *el, int fd, void *data,
 			    unsigned int fired)
 {
 	struct relay *r = data;
-	struct signalfd_siginfo si;
+	int sig;
 
-	while (read(fd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
-		if (si.ssi_signo == SIGUSR1) {
+	while ((sig = evloop_signal_next(fd))) {
+		if (sig == SIGUSR1) {
 			relay_snapshot(r);
 			relay_stats_print(r->o, r->st, r->o->out);
 		} else {
@@ -531,7 +96,9 @@ static void relay_flush_check(struct relay *r)
 
 	for (f = r->flushing.head; f; f = next) {
 		next = f->next;
-		q = relay_ioctl(f->fd[f->err[0] ? 1 : 0], SIOCOUTQ);
+		q = net_outq(f->fd[f->err[0] ? 1 : 0]);
+		if (q < 0)
+			q = 0;
 		if (q && q != f->outq) {
 			f->outq = q;
 			f->last = r->el.now;
@@ -646,27 +213,6 @@ static int relay_nofile(const struct relay_opts *o)
 	return (int)need;
 }
 
-static int relay_signals(struct relay *r, sigset_t *old)
-{
-	sigset_t set;
-	struct sigaction sa;
-
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = SIG_IGN;
-	sigaction(SIGPIPE, &sa, NULL);
-	sigemptyset(&set);
-	sigaddset(&set, SIGTERM);
-	sigaddset(&set, SIGINT);
-	sigaddset(&set, SIGUSR1);
-	if (sigprocmask(SIG_BLOCK, &set, old) == -1)
-		return -errno;
-	r->sfd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
-	if (r->sfd == -1)
-		return -errno;
-	return evloop_set(&r->el, r->sfd, DND_EV_READ, relay_on_signal,
-			  relay_on_signal, r);
-}
-
 /* The pipe size to ask for: the default is capped by fs.pipe-max-size. */
 static unsigned int relay_pipe_size(const struct relay_opts *o)
 {
@@ -761,8 +307,10 @@ int relay_run(const struct relay_opts *o, struct relay_stats *st)
 	sigprocmask(SIG_BLOCK, NULL, &old);
 	stats_sample(&r.t0);
 	e = relay_setup(&r);
-	if (!e)
-		e = relay_signals(&r, &old);
+	if (!e) {
+		r.sfd = evloop_signalfd(&r.el, &old, relay_on_signal, &r);
+		e = r.sfd < 0 ? r.sfd : 0;
+	}
 	while (!e && !r.stop) {
 		n = evloop_poll(&r.el, relay_next_ms(&r));
 		if (n < 0) {

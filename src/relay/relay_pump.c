@@ -4,66 +4,14 @@
  * non-blocking splice [hap raw_sock.c], or through a buffer; and what a
  * broken socket or TCP urgent data do to it.
  */
-#include <sys/ioctl.h>
 #include <sys/socket.h>
-#include <linux/sockios.h>	/* SIOCOUTQ, SIOCATMARK */
 #include <errno.h>
 #include <fcntl.h>		/* splice() */
 #include <stdlib.h>
 
-#include "relay/relay_int.h"
-
-/*
- * Keeps l ordered by f->last, so the timers look at the head only. Nearly
- * every flow comes with last = now and lands at the tail at once; a waiting
- * flow that failed again keeps its accept time and goes back in its place.
- */
-void relay_list_add(struct relay_list *l, struct relay_flow *f)
-{
-	struct relay_flow *after = l->tail;
-
-	while (after && after->last > f->last)
-		after = after->prev;
-	f->list = l;
-	f->prev = after;
-	f->next = after ? after->next : l->head;
-	if (f->next)
-		f->next->prev = f;
-	else
-		l->tail = f;
-	if (after)
-		after->next = f;
-	else
-		l->head = f;
-}
-
-void relay_list_del(struct relay_flow *f)
-{
-	struct relay_list *l = f->list;
-
-	if (!l)
-		return;
-	if (f->prev)
-		f->prev->next = f->next;
-	else
-		l->head = f->next;
-	if (f->next)
-		f->next->prev = f->prev;
-	else
-		l->tail = f->prev;
-	f->prev = f->next = NULL;
-	f->list = NULL;
-}
-
-/* A socket ioctl's count (SIOCOUTQ, FIONREAD, SIOCATMARK); 0 on failure. */
-int relay_ioctl(int fd, unsigned long req)
-{
-	int v = 0;
-
-	if (fd < 0 || ioctl(fd, req, &v) == -1 || v < 0)
-		return 0;
-	return v;
-}
+#include "core/net.h"
+#include "relay/relay_flow.h"
+#include "relay/relay_pump.h"
 
 /* Takes a pipe for a direction about to read; none left means copying. */
 static void relay_dir_pipe(struct relay *r, struct relay_flow *f,
@@ -104,8 +52,7 @@ static ssize_t relay_fill_pipe(struct relay *r, struct relay_dir *d, int src,
 	}
 	if (n == -1 && errno != EAGAIN)
 		return errno == EINTR ? -EINTR : -errno;
-	if (relay_ioctl(src, SIOCATMARK) ||
-	    (n == 0 && relay_ioctl(src, FIONREAD))) {
+	if (net_at_mark(src) > 0 || (n == 0 && net_inq(src) > 0)) {
 		*at_mark = true;
 		if (d->count)
 			d->full = true;	/* drain, then copy past the mark */
@@ -118,7 +65,7 @@ static ssize_t relay_fill_pipe(struct relay *r, struct relay_dir *d, int src,
 	 * cannot tell: it may be out of slots, one per skb fragment, long before
 	 * it is out of bytes. The socket's queue tells.
 	 */
-	if (d->count && relay_ioctl(src, FIONREAD)) {
+	if (d->count && net_inq(src) > 0) {
 		d->full = true;
 		r->st->eagain_pipe_full++;
 	} else {
@@ -161,12 +108,37 @@ static ssize_t relay_fill_buf(struct relay *r, struct relay_dir *d, int src,
 }
 
 /*
+ * Errors a peer or the network cause: that side is broken, and the flow
+ * ends with a reset once the other side has what was sent. Any other errno
+ * (ENOMEM, EBADF, ENOTSOCK, EINVAL, an impossible count) is the relay's own
+ * failure, and relay_pump() returns it.
+ */
+static bool relay_peer_errno(int err)
+{
+	switch (-err) {
+	case ECONNRESET:
+	case ECONNREFUSED:
+	case ECONNABORTED:
+	case EPIPE:
+	case ETIMEDOUT:
+	case ENOTCONN:
+	case EHOSTUNREACH:
+	case EHOSTDOWN:
+	case ENETUNREACH:
+	case ENETDOWN:
+	case ENETRESET:
+		return true;
+	default:
+		return false;
+	}
+}
+
+/*
  * fd[s] broke: nothing more can be written to it, so what waits for it is
  * thrown away and its source no longer read. What fd[s] still holds to read
  * is forwarded (dir[s] reads on until 0 or the error).
  */
-void relay_sock_broken(struct relay *r, struct relay_flow *f, int s,
-			      int err)
+void relay_sock_broken(struct relay *r, struct relay_flow *f, int s, int err)
 {
 	struct relay_dir *d = &f->dir[!s];
 
@@ -181,7 +153,10 @@ void relay_sock_broken(struct relay *r, struct relay_flow *f, int s,
 	d->full = false;
 }
 
-/* Source -> pipe or buffer. Returns bytes, 0 at EOF or error, or -EAGAIN. */
+/*
+ * Source -> pipe or buffer. Returns bytes, 0 at EOF or when the source broke,
+ * -EAGAIN, or -errno when the relay failed.
+ */
 static ssize_t relay_fill(struct relay *r, struct relay_flow *f, int i)
 {
 	struct relay_dir *d = &f->dir[i];
@@ -204,8 +179,11 @@ static ssize_t relay_fill(struct relay *r, struct relay_flow *f, int i)
 	}
 	if (n == -EINTR || n == -EAGAIN)
 		return -EAGAIN;
+	if (n < 0 && !relay_peer_errno((int)n))
+		return n;
 	if (n <= 0) {
-		/* An error ends the input like EOF; the flow fails later. */
+		/* A broken source ends the input like EOF; the flow fails
+		 * once the other side has what came before. */
 		if (n < 0)
 			relay_sock_broken(r, f, i, (int)n);
 		d->eof = true;
@@ -264,52 +242,81 @@ static ssize_t relay_drain(struct relay *r, struct relay_flow *f, int i)
 }
 
 /*
- * Moves direction i until nothing moves or its byte budget for this wakeup
- * is spent, so one fast flow cannot starve the rest. A broken socket is
- * only marked (f->err); relay_flow_after() decides. Returns 0 or -errno.
+ * Fills and drains direction i until nothing moves or its byte budget for
+ * this wakeup is spent (*spent), so one fast flow cannot starve the rest.
+ * A broken socket is only marked (f->err). Returns 0, or -errno when the
+ * relay itself failed.
  */
-int relay_pump(struct relay *r, struct relay_flow *f, int i)
+static int relay_pump_move(struct relay *r, struct relay_flow *f, int i,
+			   size_t *spent)
 {
 	struct relay_dir *d = &f->dir[i];
-	size_t spent = 0;
 	ssize_t n;
 
 	for (;;) {
 		bool moved = false;
 
-		if (d->rd_ready && !d->eof && !d->full)
-			moved = relay_fill(r, f, i) >= 0;
+		if (d->rd_ready && !d->eof && !d->full) {
+			n = relay_fill(r, f, i);
+			if (n < 0 && n != -EAGAIN)
+				return (int)n;
+			moved = n >= 0;
+		}
 		if (d->count && !d->wr_blocked) {
 			n = relay_drain(r, f, i);
+			if (n < 0 && n != -EAGAIN && !relay_peer_errno((int)n))
+				return (int)n;
 			if (n < 0 && n != -EAGAIN) {
 				relay_sock_broken(r, f, !i, (int)n);
-				break;
+				return 0;
 			}
 			if (n > 0) {
 				moved = true;
-				spent += (size_t)n;
+				*spent += (size_t)n;
 			}
 		}
-		if (!moved || spent >= r->budget)
-			break;
+		if (!moved || *spent >= r->budget)
+			return 0;
 	}
+}
+
+/*
+ * EOF and an empty pipe: pass the FIN on, the other way keeps going. Never
+ * after an error: a FIN would make a cut flow look complete.
+ */
+static int relay_pump_fin(struct relay *r, struct relay_flow *f, int i)
+{
+	struct relay_dir *d = &f->dir[i];
+	int e;
+
+	if (!d->eof || d->count || d->shut || f->err[0] || f->err[1])
+		return 0;
+	d->shut = true;
+	if (shutdown(f->fd[!i], SHUT_WR) == 0 || errno == ENOTCONN)
+		return 0;
+	e = -errno;
+	if (!relay_peer_errno(e))
+		return e;
+	relay_sock_broken(r, f, !i, e);
+	return 0;
+}
+
+int relay_pump(struct relay *r, struct relay_flow *f, int i)
+{
+	struct relay_dir *d = &f->dir[i];
+	size_t spent = 0;
+	int e = relay_pump_move(r, f, i, &spent);
+
 	if (d->pipe && !d->count) {
 		pipe_put(&r->pool, d->pipe, 0);
 		d->pipe = NULL;
 	}
-	/*
-	 * EOF and an empty pipe: pass the FIN on, the other way keeps going.
-	 * Never after an error: a FIN would make a cut flow look complete.
-	 */
-	if (d->eof && !d->count && !d->shut && !f->err[0] && !f->err[1]) {
-		d->shut = true;
-		if (shutdown(f->fd[!i], SHUT_WR) == -1 && errno != ENOTCONN)
-			relay_sock_broken(r, f, !i, -errno);
-	}
+	if (!e)
+		e = relay_pump_fin(r, f, i);
 	if (spent && r->o->idle_timeout > 0) {
 		f->last = r->el.now;
 		relay_list_del(f);
 		relay_list_add(&r->open, f);
 	}
-	return 0;
+	return e;
 }

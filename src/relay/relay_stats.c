@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: MIT
-/* The relay's stats as text lines or one JSON line (schema dnd-relay/1). */
+/* The relay's stats as text lines or one JSON line (type "relay_stats"). */
 #include <stdio.h>
 
 #include "core/json.h"
 #include "relay/relay.h"
+#include "relay/relay_stats.h"
 
 double relay_bytes_per_splice(const struct relay_stats *st)
 {
@@ -21,8 +22,7 @@ static void relay_stats_json(const struct relay_opts *o,
 {
 	struct json j;
 
-	json_begin(&j, f);
-	json_str(&j, "schema", "dnd-relay/1");
+	json_begin_doc(&j, f, "relay_stats");
 	json_str(&j, "mode", o->mode == DND_RELAY_SPLICE ? "splice" : "rw");
 	json_f64(&j, "seconds", st->seconds);
 	json_u64(&j, "accepted", st->accepted);
@@ -31,6 +31,7 @@ static void relay_stats_json(const struct relay_opts *o,
 	json_u64(&j, "failed", st->failed);
 	json_u64(&j, "completed", st->completed);
 	json_u64(&j, "resets", st->resets);
+	json_u64(&j, "errors", st->errors);
 	json_u64(&j, "idle_closed", st->idle_closed);
 	json_u64(&j, "grace_closed", st->grace_closed);
 	json_u64(&j, "accept_errors", st->accept_errors);
@@ -76,7 +77,8 @@ void relay_stats_print(const struct relay_opts *o,
 	}
 	fprintf(f, "relay: %s, %.3f s; connections: accepted %llu, active "
 		"%llu (peak %llu), completed %llu, failed %llu, resets %llu, "
-		"idle-closed %llu, grace-closed %llu, accept errors %llu\n",
+		"relay errors %llu, idle-closed %llu, grace-closed %llu, "
+		"accept errors %llu\n",
 		o->mode == DND_RELAY_SPLICE ? "splice" : "rw", st->seconds,
 		(unsigned long long)st->accepted,
 		(unsigned long long)st->active,
@@ -84,6 +86,7 @@ void relay_stats_print(const struct relay_opts *o,
 		(unsigned long long)st->completed,
 		(unsigned long long)st->failed,
 		(unsigned long long)st->resets,
+		(unsigned long long)st->errors,
 		(unsigned long long)st->idle_closed,
 		(unsigned long long)st->grace_closed,
 		(unsigned long long)st->accept_errors);

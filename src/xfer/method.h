@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * A data path: one const struct per file in src/methods/, listed explicitly
- * in method.c. Direction hooks are optional; callers test for NULL.
+ * in method.c. Only the transfer driver (xfer.c) calls the hooks; direction
+ * hooks are optional and it tests them for NULL. A hook reads its settings
+ * from x->cfg, keeps its state in x->priv and reports in x->out.
  */
 #ifndef DND_METHOD_H
 #define DND_METHOD_H
@@ -11,6 +13,7 @@
 #include <stddef.h>
 
 struct dnd_xfer;
+struct xfer_cfg;
 
 #define DND_M_PIPE	(1u << 0)	/* moves data through a pipe */
 #define DND_M_USERBUF	(1u << 1)	/* sender copies through user memory */
@@ -24,16 +27,24 @@ struct dnd_method {
 	/* 0 when this kernel and process can use the method, else -errno and
 	 * a reason in why. Single source of truth for probe, checks and bench. */
 	int (*probe)(char *why, size_t len);
-	/* 0 when the method can use x's file end (set: ep, fmode, sender),
+	/* 0 when the method can serve this end (c->sender, c->ep, c->fmode),
 	 * else -EINVAL and a reason naming the fix. NULL: anything goes. */
-	int (*check)(const struct dnd_xfer *x, char *why, size_t len);
+	int (*check)(const struct xfer_cfg *c, char *why, size_t len);
+	/* Allocates x->priv; the ends are open. 0 or -errno. */
 	int (*setup)(struct dnd_xfer *x);
+	/* Moves at most len bytes file -> socket (send) or socket -> file
+	 * (recv): the count, 0 at the end of the data, or -errno. */
 	ssize_t (*send)(struct dnd_xfer *x, size_t len);
 	ssize_t (*recv)(struct dnd_xfer *x, size_t len);
 	/* The file half alone: lands n bytes of user memory at x->pos in
 	 * x->fd, all or -errno. Used by recv and by filebench. NULL: none. */
 	ssize_t (*put)(struct dnd_xfer *x, const void *buf, size_t n);
+	/* Memory that put lands from fastest (io_uring's registered
+	 * buffers), *len bytes of it; NULL: any memory does as well. */
+	void *(*put_mem)(struct dnd_xfer *x, size_t *len);
+	/* Waits for what is still in flight (completions, CQEs). 0/-errno. */
 	int (*finish)(struct dnd_xfer *x);
+	/* Frees x->priv; must accept a partly set-up x. */
 	void (*teardown)(struct dnd_xfer *x);
 };
 

@@ -1,15 +1,14 @@
 // SPDX-License-Identifier: MIT
 /*
- * One transfer end to end (see session.h and proto.h). Timing follows seed
- * 000: the sender's clock runs from just before the first byte is read until
- * just after the last is sent; the receiver's from just before the first
- * payload byte is received until just after the last is synced to disk.
- * Hashing, landing and the reply happen outside the timed window.
+ * One transfer end (see session.h and proto.h): its file end, the driver,
+ * the report. The dialogues live in session_send.c and session_recv.c.
+ * Timing follows seed 000: the sender's clock runs from just before the
+ * first byte is read until just after the last is sent; the receiver's
+ * from just before the first payload byte is received until just after the
+ * last is synced to disk. The driver (xfer.c) times that window; hashing,
+ * landing and the reply happen outside it. All framing is proto.c's.
  */
-#include <sys/ioctl.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
-#include <sys/sysmacros.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -18,39 +17,14 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "core/hash.h"
 #include "core/io.h"
-#include "core/land.h"
 #include "core/log.h"
-#include "xfer/method.h"
 #include "core/net.h"
 #include "core/pipe.h"
-#include "core/proto.h"
-#include "xfer/report.h"
-#include "xfer/session.h"
-#include "xfer/xfer.h"
+#include "xfer/method.h"
+#include "xfer/session_types.h"
 
-struct session {
-	const struct session_opts *o;
-	struct dnd_xfer x;
-	struct dnd_result res;
-	struct dnd_land land;
-	bool landing;		/* receiver writes through land.c */
-	bool own_fd;
-	int sock;
-	uint64_t len;		/* payload length when known */
-	bool known;
-	FILE *out;		/* where the report goes */
-};
-
-/*
- * Records the failure message (first one wins), prints it, and returns
- * code: 1 for a failed transfer, 2 for a request that cannot be run.
- */
-static int session_exit(struct session *s, int code, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static int session_exit(struct session *s, int code, const char *fmt, ...)
+int session_exit(struct session *s, int code, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -63,130 +37,79 @@ static int session_exit(struct session *s, int code, const char *fmt, ...)
 	return code;
 }
 
-#define session_fail(s, ...) session_exit((s), 1, __VA_ARGS__)
-#define session_usage(s, ...) session_exit((s), 2, __VA_ARGS__)
-
-static bool is_dev(const struct stat *st, unsigned int maj, unsigned int min)
-{
-	return S_ISCHR(st->st_mode) && major(st->st_rdev) == maj &&
-	       minor(st->st_rdev) == min;
-}
-
-/* Opens and classifies the source; 0 or 2 (usage, printed). */
-static int session_open_source(struct session *s)
+/* Opens the file end and fills the driver's settings from it. 0 or 2. */
+static int session_open_end(struct session *s)
 {
 	const struct session_opts *o = s->o;
-	struct dnd_xfer *x = &s->x;
-	struct stat st;
-	int n;
+	char err[320];
+	int r;
 
-	x->fd = strcmp(o->file, "-") ? open(o->file, O_RDONLY | O_CLOEXEC) : 0;
-	s->own_fd = x->fd != 0;
-	if (x->fd == -1 || fstat(x->fd, &st) == -1) {
-		return session_usage(s, "cannot open %s: %s", o->file,
-				     strerror(errno));
-	}
-	x->fmode = st.st_mode;
-	s->known = true;
-	if (S_ISREG(st.st_mode)) {
-		off_t at = lseek(x->fd, 0, SEEK_CUR);
-		char c;
-
-		x->ep = DND_EP_FILE;
-		x->pos = at > 0 ? at : 0;
-		/* /proc and /sys files say size 0 yet have data: their length
-		 * is only known by reading them, like a pipe's. */
-		if (st.st_size <= x->pos && pread(x->fd, &c, 1, x->pos) == 1)
-			return session_usage(s, "%s says it is empty but has "
-					     "data (a pseudo-file); send it "
-					     "as a stream: cat %s | dnd send "
-					     "... -", o->file, o->file);
-		s->len = (uint64_t)(st.st_size > x->pos ? st.st_size - x->pos : 0);
-		if (o->has_limit && o->limit < s->len)
-			s->len = o->limit;
-		return 0;
-	}
-	x->ep = is_dev(&st, 1, 5) ? DND_EP_ZERO : DND_EP_STREAM;
-	if (S_ISDIR(st.st_mode)) {
-		return session_usage(s, "%s is a directory; name a file",
-				     o->file);
-	}
-	if (o->has_limit) {
-		s->len = o->limit;
-		return 0;
-	}
-	if (x->ep == DND_EP_ZERO || ioctl(x->fd, FIONREAD, &n) == -1) {
-		return session_usage(s, "%s has no end that dnd can see; "
-				     "give -l SIZE", o->file);
-	}
-	s->known = false;
-	return 0;
-}
-
-/* Classifies the sink; opens it unless it is landed later. 0 or 2. */
-static int session_open_sink(struct session *s)
-{
-	const struct session_opts *o = s->o;
-	struct dnd_xfer *x = &s->x;
-	char err[256];
-	struct stat st;
-
-	if (!strcmp(o->file, "-")) {
-		x->fd = 1;
-		if (fstat(1, &st) == -1) {
-			return session_usage(s, "standard output is closed");
-		}
-		x->ep = DND_EP_STREAM;
-		x->fmode = st.st_mode;
-		return 0;
-	}
-	if (stat(o->file, &st) == 0 && !S_ISREG(st.st_mode) &&
-	    !S_ISDIR(st.st_mode)) {
-		x->fd = open(o->file, O_WRONLY | O_CLOEXEC);
-		if (x->fd == -1)
-			return session_usage(s, "cannot open %s: %s", o->file,
-					     strerror(errno));
-		s->own_fd = true;
-		x->ep = is_dev(&st, 1, 3) ? DND_EP_NULL : DND_EP_STREAM;
-		x->fmode = st.st_mode;
-		return 0;
-	}
-	if (land_check(o->file, o->overwrite, o->truncate, err, sizeof(err)))
+	r = o->sender ? endpoint_source(&s->end, o->file, o->has_limit,
+					o->limit, err, sizeof(err)) :
+			endpoint_sink(&s->end, o->file, o->overwrite,
+				      o->truncate, err, sizeof(err));
+	if (r)
 		return session_usage(s, "%s", err);
-	s->landing = true;
-	x->ep = DND_EP_FILE;
-	x->fmode = S_IFREG;
+	if (o->streams > 1 && o->raw)
+		return session_usage(s, "--raw has no framing to tell streams "
+				     "apart; use -P 1");
+	if (o->sender && o->streams > 1 && !s->end.known)
+		return session_usage(s, "%s has no length known in advance, so "
+				     "it cannot be split over %u streams; use "
+				     "-P 1 or give -l SIZE", o->file,
+				     o->streams);
+	s->cfg = (struct xfer_cfg){
+		.m = o->m,
+		.sender = o->sender,
+		.ep = s->end.ep,
+		.fmode = s->end.fmode,
+		.bsz = o->bsz,
+		.pipe_size = o->pipe_size,
+		.splice_flags = o->splice_flags,
+		.qd = o->qd,
+		.sync_every = o->sync_every,
+		.progress = isatty(2) && !o->json && !o->interval,
+		.hash_stream = o->sender && s->end.ep == DND_EP_STREAM &&
+			       o->verify && !o->raw,
+	};
 	return 0;
 }
 
 /* Method against the file end, and against this kernel. 0, 1 or 2. */
 static int session_check_method(struct session *s)
 {
-	const struct dnd_method *m = s->o->m;
 	char why[256] = "";
+	int r = xfer_check(&s->cfg, why, sizeof(why));
 
-	if (m->check && m->check(&s->x, why, sizeof(why)))
+	if (r == -EINVAL)
 		return session_usage(s, "%s", why);
-	if (method_probe(m, why, sizeof(why)))
-		return session_fail(s, "%s is not usable here: %s", m->name,
-				    why);
+	if (r)
+		return session_fail(s, "%s is not usable here: %s",
+				    s->o->m->name, why);
 	return 0;
 }
 
 /* Turns the transfer's first failure into a message naming the cause. */
 static int session_xfer_failed(struct session *s)
 {
-	const struct dnd_xfer *x = &s->x;
-	unsigned long long done = x->done;
+	const struct dnd_xfer *x = xfer_failed(&s->t);
+	unsigned long long done = xfer_done(&s->t);
 	const char *f = s->o->file;
+	struct xfer_out out;
 
+	/* Bytes a method had read into a buffer count as arrived. */
+	xfer_totals(&s->t, &out);
+	done += out.held;
+	if (!x)
+		return session_fail(s, "the transfer failed after %llu bytes",
+				    done);
 	switch (-x->err) {
 	case ENODATA:
-		if (x->sender)
+		if (s->o->sender)
 			return session_fail(s, "short source: %s ended after "
 					    "%llu of %llu bytes", f, done,
-					    (unsigned long long)s->len);
-		if (!s->known)
+					    (unsigned long long)s->end.len);
+		if (!s->end.known)
 			return session_fail(s, "short transfer: the sender "
 					    "closed the connection after %llu "
 					    "bytes without ending the stream "
@@ -194,7 +117,8 @@ static int session_xfer_failed(struct session *s)
 		return session_fail(s, "short transfer: the sender closed the "
 				    "connection after %llu of %llu bytes (it "
 				    "failed or was stopped)", done,
-				    (unsigned long long)s->len);
+				    (unsigned long long)s->end.len);
+	case EAGAIN:
 	case ETIMEDOUT:
 		return session_fail(s, "no progress for %g s after %llu bytes; "
 				    "the peer stalled (--timeout)",
@@ -203,13 +127,13 @@ static int session_xfer_failed(struct session *s)
 		return session_fail(s, "interrupted by %s after %llu bytes",
 				    strsignal(io_stop_signal), done);
 	case EPIPE:
-		if (!x->sender)
+		if (!s->o->sender)
 			return session_fail(s, "the reader of %s went away "
 					    "after %llu bytes (broken pipe)", f,
 					    done);
 		/* fall through */
 	case ECONNRESET:
-		return session_fail(s, x->sender ?
+		return session_fail(s, s->o->sender ?
 				    "the receiver closed the connection after "
 				    "%llu bytes (it failed: see its message)" :
 				    "the sender reset the connection after "
@@ -226,25 +150,87 @@ static int session_xfer_failed(struct session *s)
 			    done, strerror(-x->err));
 }
 
-static int session_setup_method(struct session *s)
+void session_split(struct session *s, uint64_t length)
+{
+	uint64_t left = length - s->start, chunk, at = s->start;
+	unsigned int i;
+
+	/* Ranges in whole MiB (page- and block-aligned for every method);
+	 * the last one takes the rest. */
+	chunk = left / s->n / (1u << 20) * (1u << 20);
+	for (i = 0; i < s->n; i++) {
+		s->join[i] = (struct dnd_join){
+			.index = (uint16_t)i,
+			.streams = (uint16_t)s->n,
+			.xfer_id = s->xfer_id,
+			.offset = at,
+			.len = i + 1 < s->n ? chunk : length - at,
+		};
+		at += s->join[i].len;
+	}
+}
+
+int session_stream_fd(struct session *s, unsigned int i)
+{
+	const struct endpoint *e = &s->end;
+	off_t at = e->start + (off_t)s->join[i].offset;
+	char path[64];
+
+	if (i == 0) {
+		s->fd[0] = e->fd;
+	} else if (e->ep == DND_EP_NULL) {
+		s->fd[i] = -1;		/* the null method touches no file */
+		return 0;
+	} else {
+		/* A file description of its own: every method may then read
+		 * or write at the description's offset. */
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", e->fd);
+		s->fd[i] = open(path, (s->o->sender ? O_RDONLY : O_RDWR) |
+				O_CLOEXEC);
+		if (s->fd[i] == -1)
+			return session_fail(s, "cannot open %s again for "
+					    "stream %u: %s", s->o->file, i,
+					    strerror(errno));
+	}
+	if (e->ep == DND_EP_FILE && lseek(s->fd[i], at, SEEK_SET) == -1)
+		return session_fail(s, "cannot seek %s to %lld: %s",
+				    s->o->file, (long long)at,
+				    strerror(errno));
+	return 0;
+}
+
+int session_setup_method(struct session *s)
 {
 	const struct session_opts *o = s->o;
-	struct dnd_xfer *x = &s->x;
+	const struct endpoint *e = &s->end;
+	enum xfer_frame frame = XFER_LENGTH;
+	unsigned int i;
 	int r;
 
-	x->m = o->m;
-	x->sender = o->sender;
-	x->sock = s->sock;
-	x->bsz = o->bsz;
-	x->pipe_size = o->pipe_size;
-	x->splice_flags = o->splice_flags;
-	x->qd = o->qd;
-	x->sync_every = o->sync_every;
-	x->progress = isatty(2) && !o->json;
-	r = o->m->setup(x);
+	if (o->raw && (!o->sender || !e->known))
+		frame = XFER_UNTIL_EOF;
+	else if (!e->known)
+		frame = XFER_SEGMENTS;
+	r = xfer_open(&s->t, &s->cfg, s->n);
+	if (r)
+		return session_fail(s, "cannot start the transfer: %s",
+				    strerror(-r));
+	for (i = 0; i < s->n; i++) {
+		const struct dnd_join *j = &s->join[i];
+
+		xfer_stream(&s->t, i, s->sock[i], s->fd[i],
+			    e->start + (off_t)j->offset, frame, j->len);
+		s->t.st[i].last = j->offset + j->len ==
+				  s->join[s->n - 1].offset + s->join[s->n - 1].len;
+	}
+	s->t.length = e->known ? e->len - s->start : UINT64_MAX;
+	s->t.st[0].hash = s->hash;
+	s->t.interval = o->interval;
+	s->t.on_interval = o->json_stream ? report_interval_json :
+					    report_interval_text;
+	s->t.interval_arg = s->out;
+	r = xfer_setup(&s->t);
 	if (r) {
-		if (!x->err)
-			xfer_fail(x, r, "setup");
 		if (r == -EPERM && o->pipe_size)
 			return session_fail(s, "--pipe-size %u refused by the "
 					    "kernel (EPERM: above "
@@ -256,89 +242,33 @@ static int session_setup_method(struct session *s)
 	return 0;
 }
 
-/* A stop request that came after the payload: nothing may land. */
-static int session_stopped(struct session *s)
+int session_stopped(struct session *s)
 {
 	if (!io_stop_signal)
 		return 0;
 	return session_fail(s, "interrupted by %s after %llu bytes",
 			    strsignal(io_stop_signal),
-			    (unsigned long long)s->x.done);
+			    (unsigned long long)xfer_done(&s->t));
 }
 
-/* Times the payload between two samples: the seed's window. */
-static int session_payload(struct session *s)
+int session_payload(struct session *s)
 {
-	struct dnd_xfer *x = &s->x;
-	struct dnd_sample a, b;
-	int r;
+	int r = xfer_run(&s->t);
 
-	stats_sample(&a);
-	if (s->o->raw && (!x->sender || !s->known))
-		r = xfer_move_until_eof(x);
-	else if (x->sender)
-		r = xfer_send_payload(x, s->len, s->known);
-	else
-		r = xfer_recv_payload(x, s->len, s->known);
-	if (!r && x->m->finish)
-		r = x->m->finish(x);
-	if (!r && !x->sender && x->ep == DND_EP_FILE) {
-		r = io_fdatasync(&x->sc, x->fd);
-		if (r)
-			xfer_fail(x, r, "fdatasync");
-	}
-	stats_sample(&b);
-	stats_cost(&a, &b, x->done, &s->res.cost);
-	s->res.timed = true;
+	s->res.cost = s->t.cost;
+	s->res.timed = s->t.timed;
 	return r ? session_xfer_failed(s) : 0;
 }
 
-/* The sender's hash of what it sent: re-read, computed, or hashed inline. */
-static int session_source_hash(struct session *s, struct dnd_end *t,
-			       off_t start)
+int session_sent(struct session *s, int r, const char *what)
 {
-	struct dnd_xfer *x = &s->x;
-	int r;
-
-	t->bytes = x->done;
-	if (!s->o->verify)
-		return 0;
-	if (x->ep == DND_EP_FILE) {
-		r = hash_fd(x->fd, start, x->done, &t->hash);
-		if (r)
-			return session_fail(s, "cannot re-read %s to hash it: "
-					    "%s", s->o->file, strerror(-r));
-		t->flags = DND_TF_HASH;
-	} else if (x->ep == DND_EP_ZERO) {
-		t->hash = hash_zeros(x->done);
-		t->flags = DND_TF_HASH;
-	} else if (x->hash) {
-		t->hash = XXH3_64bits_digest(x->hash);
-		t->flags = DND_TF_HASH;
-	}
-	return 0;
-}
-
-static int session_send_msg(struct session *s, const uint8_t *msg,
-			    const char *what)
-{
-	int r = net_send_all(s->sock, msg, DND_MSG_LEN);
-
 	return r ? session_fail(s, "cannot send the %s: %s", what,
 				strerror(-r)) : 0;
 }
 
-/*
- * Reads one message, waiting at most secs (0: for ever). After the payload
- * the peer first re-reads and hashes everything, so callers allow for it.
- */
-static int session_recv_msg(struct session *s, uint8_t *msg, const char *what,
-			    double secs)
+int session_recv_failed(struct session *s, int r, const char *what,
+			double secs)
 {
-	int r;
-
-	net_tune(s->sock, secs);
-	r = net_recv_all(s->sock, msg, DND_MSG_LEN);
 	if (r == -ENODATA)
 		return session_fail(s, "the peer closed the connection before "
 				    "the %s", what);
@@ -348,300 +278,126 @@ static int session_recv_msg(struct session *s, uint8_t *msg, const char *what,
 	if (r == -EAGAIN)
 		return session_fail(s, "no %s within %.0f s (--timeout)", what,
 				    secs);
-	return r ? session_fail(s, "cannot read the %s: %s", what,
-				strerror(-r)) : 0;
+	return session_fail(s, "cannot read the %s: %s", what, strerror(-r));
 }
 
-/*
- * How long to wait for a peer that is hashing the whole payload first:
- * --timeout plus the payload at a slow 50 MB/s (a cold disk re-read).
- */
-static double session_hash_wait(const struct session *s)
+double session_hash_wait(const struct session *s, uint64_t n)
 {
-	return s->o->timeout ? s->o->timeout + (double)s->x.done / 5e7 : 0;
+	return s->o->timeout ? s->o->timeout + (double)n / 5e7 : 0;
 }
 
-/* Both hashes present and equal: verified; either missing: counted. */
-static void session_verdict(struct session *s, const struct dnd_end *mine,
-			    const struct dnd_end *theirs)
+void session_verdict(struct session *s, const struct dnd_end *mine,
+		     const struct dnd_end *theirs)
 {
 	s->res.hash_valid = mine->flags & theirs->flags & DND_TF_HASH;
 	s->res.hash = s->res.hash_valid ? mine->hash : 0;
 	s->res.verdict = s->res.hash_valid ? "verified" : "counted";
 }
 
-static int session_send(struct session *s)
+void session_unchecked(struct session *s)
 {
-	const struct session_opts *o = s->o;
-	struct dnd_xfer *x = &s->x;
-	struct dnd_end t = { 0 }, rep;
-	uint8_t msg[DND_MSG_LEN];
-	off_t start = x->pos;
-	char err[256];
-
-	s->sock = net_connect(o->host, o->port, (int)o->window,
-			      o->connect_timeout, o->timeout, s->res.peer,
-			      sizeof(s->res.peer), err, sizeof(err));
-	if (s->sock < 0)
-		return session_fail(s, "%s", err);
-	io_stop_fd = s->sock;
-	if (net_tune(s->sock, o->timeout))
-		return session_fail(s, "cannot set socket options: %s",
-				    strerror(errno));
-	if (session_setup_method(s))
-		return 1;
-	if (x->ep == DND_EP_STREAM && o->verify && !o->raw &&
-	    (o->m->flags & DND_M_USERBUF)) {
-		x->hash = XXH3_createState();
-		if (!x->hash)
-			return session_fail(s, "out of memory");
-		XXH3_64bits_reset(x->hash);
-	}
-	if (!o->raw) {
-		struct dnd_hdr h = {
-			.version = DND_PROTO_VERSION,
-			.flags = s->known ? 0 : DND_HF_SEGMENTED,
-			.length = s->known ? s->len : 0,
-		};
-
-		proto_put_hdr(msg, &h);
-		if (session_send_msg(s, msg, "header"))
-			return 1;
-	}
-	if (session_payload(s))
-		return 1;
-	if (o->raw) {
-		s->res.verdict = "unchecked";
-		snprintf(s->res.detail, sizeof(s->res.detail),
-			 "--raw: no framing, nothing verified");
-		shutdown(s->sock, SHUT_WR);
-		return 0;
-	}
-	if (session_stopped(s) || session_source_hash(s, &t, start))
-		return 1;
-	proto_put_end(msg, true, &t);
-	if (session_send_msg(s, msg, "trailer"))
-		return 1;
-	shutdown(s->sock, SHUT_WR);
-	/* The receiver re-reads what landed before it answers. */
-	if (session_recv_msg(s, msg, "receiver's reply", session_hash_wait(s)))
-		return 1;
-	if (proto_get_end(msg, false, &rep, err, sizeof(err)))
-		return session_fail(s, "receiver's reply: %s", err);
-	if (rep.status != DND_ST_OK)
-		return session_fail(s, "the receiver refused the data: %s "
-				    "(%llu bytes landed of %llu sent)",
-				    proto_status_name(rep.status),
-				    (unsigned long long)rep.bytes,
-				    (unsigned long long)x->done);
-	if (rep.bytes != x->done ||
-	    (t.flags & rep.flags & DND_TF_HASH && t.hash != rep.hash))
-		return session_fail(s, "the receiver's count or hash differs "
-				    "from what was sent");
-	session_verdict(s, &t, &rep);
-	return 0;
+	s->res.verdict = "unchecked";
+	snprintf(s->res.detail, sizeof(s->res.detail),
+		 "--raw: no framing, nothing verified");
 }
 
-static int session_accept(struct session *s)
+/* Each stream's share, when there are several. */
+static void session_fill_streams(struct session *s)
 {
-	const struct session_opts *o = s->o;
-	char err[256];
-	int lfd;
+	struct dnd_result *r = &s->res;
+	unsigned int i;
 
-	lfd = net_listen(o->bind, o->port, (int)o->window, err, sizeof(err));
-	if (lfd < 0)
-		return session_fail(s, "%s", err);
-	s->sock = net_accept(lfd, s->res.peer, sizeof(s->res.peer));
-	close(lfd);
-	if (s->sock == -EINTR)
-		return session_fail(s, "interrupted by %s while waiting for "
-				    "a sender", strsignal(io_stop_signal));
-	if (s->sock < 0)
-		return session_fail(s, "accept: %s", strerror(-s->sock));
-	io_stop_fd = s->sock;
-	if (net_tune(s->sock, o->timeout))
-		return session_fail(s, "cannot set socket options: %s",
-				    strerror(errno));
-	return 0;
-}
+	r->nstreams = s->t.st ? s->t.n : 0;
+	for (i = 0; i < r->nstreams && r->nstreams > 1; i++) {
+		const struct dnd_xfer *x = &s->t.st[i];
+		struct tcp_info ti;
 
-static int session_recv_header(struct session *s)
-{
-	uint8_t msg[DND_MSG_LEN];
-	struct dnd_hdr h;
-	char why[160];
-
-	if (session_recv_msg(s, msg, "header", s->o->timeout))
-		return 1;
-	if (proto_get_hdr(msg, &h, why, sizeof(why)))
-		return session_fail(s, "bad header from %s: %s", s->res.peer,
-				    why);
-	s->known = !(h.flags & DND_HF_SEGMENTED);
-	s->len = h.length;
-	return 0;
-}
-
-/* Checks the trailer against what landed; fills the reply. 0 or 1. */
-static int session_recv_verify(struct session *s, struct dnd_end *rep)
-{
-	struct dnd_xfer *x = &s->x;
-	uint8_t msg[DND_MSG_LEN];
-	struct dnd_end t;
-	char why[160];
-	int r;
-
-	rep->bytes = x->done;
-	if (s->o->verify && x->ep == DND_EP_FILE) {
-		r = hash_fd(x->fd, 0, x->done, &rep->hash);
-		if (r) {
-			rep->status = DND_ST_IOERR;
-			return session_fail(s, "cannot re-read %s to hash it: "
-					    "%s", s->o->file, strerror(-r));
-		}
-		rep->flags = DND_TF_HASH;
+		r->st[i].offset = s->join[i].offset;
+		r->st[i].bytes = x->done;
+		r->st[i].seconds = x->t_end > x->t_begin ?
+				   x->t_end - x->t_begin : 0;
+		r->st[i].retrans = net_tcp_info(x->sock, &ti) == 0 ?
+				   ti.tcpi_total_retrans : 0;
 	}
-	/* The sender re-reads its source before it sends the trailer. */
-	if (session_recv_msg(s, msg, "sender's trailer", session_hash_wait(s)))
-		return 1;
-	if (proto_get_end(msg, true, &t, why, sizeof(why)))
-		return session_fail(s, "bad trailer from the sender: %s", why);
-	if (t.bytes != x->done) {
-		rep->status = DND_ST_SHORT;
-		return session_fail(s, "the sender says it sent %llu bytes, "
-				    "%llu arrived", (unsigned long long)t.bytes,
-				    (unsigned long long)x->done);
-	}
-	if (t.flags & rep->flags & DND_TF_HASH && t.hash != rep->hash) {
-		rep->status = DND_ST_MISMATCH;
-		return session_fail(s, "hash mismatch: sent xxh3 %016llx, "
-				    "landed %016llx; %s was not written",
-				    (unsigned long long)t.hash,
-				    (unsigned long long)rep->hash, s->o->file);
-	}
-	session_verdict(s, rep, &t);
-	return 0;
-}
-
-static int session_recv(struct session *s)
-{
-	const struct session_opts *o = s->o;
-	struct dnd_xfer *x = &s->x;
-	struct dnd_end rep = { 0 };
-	uint8_t msg[DND_MSG_LEN];
-	char err[256];
-	int r;
-
-	if (session_accept(s))
-		return 1;
-	if (!o->raw && session_recv_header(s))
-		return 1;
-	if (s->landing) {
-		if (land_open(&s->land, o->file, o->overwrite, o->truncate, err,
-			      sizeof(err)))
-			return session_fail(s, "%s", err);
-		x->fd = s->land.fd;
-	}
-	if (session_setup_method(s) || session_payload(s) ||
-	    session_stopped(s))
-		return 1;
-	if (o->raw) {
-		s->res.verdict = "unchecked";
-		snprintf(s->res.detail, sizeof(s->res.detail),
-			 "--raw: no framing, nothing verified");
-	} else if (session_recv_verify(s, &rep)) {
-		if (!rep.status)
-			return 1;
-		/* Tell the sender why, so both sides fail with the cause. */
-		proto_put_end(msg, false, &rep);
-		net_send_all(s->sock, msg, sizeof(msg));
-		return 1;
-	}
-	if (session_stopped(s))
-		return 1;
-	if (s->landing) {
-		r = land_commit(&s->land, x->done, err, sizeof(err));
-		x->fd = -1;
-		if (r) {
-			rep.status = DND_ST_IOERR;
-			session_fail(s, "%s", err);
-		}
-	}
-	if (!o->raw) {
-		proto_put_end(msg, false, &rep);
-		if (session_send_msg(s, msg, "reply"))
-			return 1;
-	}
-	return s->res.error[0] ? 1 : 0;
 }
 
 static void session_fill_result(struct session *s)
 {
 	const struct session_opts *o = s->o;
 	struct dnd_result *r = &s->res;
-	struct dnd_xfer *x = &s->x;
+	struct xfer_out out;
 
+	xfer_totals(&s->t, &out);
 	r->sender = o->sender;
 	r->method = o->m->name;
 	r->file = o->file;
-	r->bytes = x->done;
-	r->length = s->known ? s->len : UINT64_MAX;
-	r->sc = x->sc;
-	r->zc = x->zc;
+	r->bytes = xfer_done(&s->t);
+	r->length = s->end.known ? s->end.len : UINT64_MAX;
+	r->sc = out.sc;
+	r->zc = out.zc;
 	r->bsz = o->bsz;
-	r->eff_bsz = x->eff_bsz ? x->eff_bsz : o->bsz;
+	r->eff_bsz = out.eff_bsz ? out.eff_bsz : o->bsz;
 	r->uses_pipe = o->m->flags & DND_M_PIPE;
 	r->pipe_size = o->pipe_size;
-	r->pipe_got = x->pipe_got;
+	r->pipe_got = out.pipe_got;
 	r->window = o->window;
 	r->raw = o->raw;
 	if (!r->verdict)
 		r->verdict = "failed";
-	if (x->detail[0] && !r->detail[0])
-		snprintf(r->detail, sizeof(r->detail), "%s", x->detail);
-	if (s->sock >= 0) {
-		net_bufs(s->sock, &r->sndbuf, &r->rcvbuf);
-		r->have_tcp = net_tcp_info(s->sock, &r->tcp) == 0;
+	if (out.detail[0] && !r->detail[0])
+		snprintf(r->detail, sizeof(r->detail), "%s", out.detail);
+	r->resumed_from = s->start;
+	if (s->sock[0] >= 0) {
+		net_bufs(s->sock[0], &r->sndbuf, &r->rcvbuf);
+		r->have_tcp = net_tcp_info(s->sock[0], &r->tcp) == 0;
 	}
+	session_fill_streams(s);
 }
 
 static void session_cleanup(struct session *s, int code)
 {
-	struct dnd_xfer *x = &s->x;
+	unsigned int i;
 
-	if (x->m && x->m->teardown)
-		x->m->teardown(x);
-	XXH3_freeState(x->hash);
-	if (s->landing) {
-		if (code)
-			land_abort(&s->land);
-		else
-			land_free(&s->land);
-	} else if (s->own_fd && x->fd >= 0) {
-		close(x->fd);
-	}
+	xfer_close(&s->t);
+	XXH3_freeState(s->hash);
+	for (i = 1; i < s->n; i++)
+		if (s->fd[i] >= 0)
+			close(s->fd[i]);
+	if (!s->end.landing)
+		endpoint_close(&s->end);
+	else if (!code)
+		land_free(&s->land);
+	else if (!s->o->resume || session_keep(s))
+		land_abort(&s->land);
 	io_stop_fd = -1;
-	if (s->sock >= 0)
-		close(s->sock);
+	for (i = 0; i < DND_STREAMS_MAX; i++)
+		if (s->sock[i] >= 0)
+			close(s->sock[i]);
+	if (s->lfd >= 0)
+		close(s->lfd);
 }
 
 int session_run(const struct session_opts *o)
 {
-	struct session s = { .o = o, .sock = -1 };
+	struct session s = { .o = o, .lfd = -1, .n = 1 };
+	unsigned int i;
 	int code;
 
-	xfer_init(&s.x, o->m, o->sender, -1, -1);
+	for (i = 0; i < DND_STREAMS_MAX; i++)
+		s.sock[i] = s.fd[i] = -1;
 	s.land.fd = -1;
+	s.end.fd = -1;
 	io_install_signals();
 	/* The report goes where the data does not. */
 	s.out = !o->sender && !strcmp(o->file, "-") ? stderr : stdout;
-	code = o->sender ? session_open_source(&s) : session_open_sink(&s);
+	code = session_open_end(&s);
 	if (!code)
 		code = session_check_method(&s);
 	if (!code)
 		code = o->sender ? session_send(&s) : session_recv(&s);
 	session_fill_result(&s);
 	/* A request refused before it ran has no numbers; JSON still says why. */
-	if (o->json)
+	if (o->json || o->json_stream)
 		report_json(s.out, &s.res);
 	else if (code != 2)
 		report_text(s.out, &s.res);

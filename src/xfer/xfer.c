@@ -1,35 +1,32 @@
 // SPDX-License-Identifier: MIT
 /*
- * The core loop: asks the method to move bounded pieces, handles the ends of
- * the data and every way a run can stop early. Timing and the protocol
- * messages around the payload live in cmd_xfer.c.
+ * The transfer driver (xfer.h): the one caller of method hooks. It asks a
+ * method to move bounded pieces, handles the ends of the data, stop
+ * requests, progress and the timed window, for one stream inline or for
+ * several in threads.
  */
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <errno.h>
 #include <poll.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "core/io.h"
 #include "core/log.h"
-#include "xfer/method.h"
+#include "core/net.h"
 #include "core/proto.h"
+#include "xfer/method.h"
 #include "xfer/xfer.h"
 
 /* Largest piece asked of a method at once; methods bound it further. */
 #define XFER_PIECE_MAX	(1UL << 30)
-
-void xfer_init(struct dnd_xfer *x, const struct dnd_method *m, bool sender,
-	       int sock, int fd)
-{
-	memset(x, 0, sizeof(*x));
-	x->m = m;
-	x->sender = sender;
-	x->sock = sock;
-	x->fd = fd;
-	x->length = UINT64_MAX;
-}
+/* How often the progress line and a multi-stream run's watch wake up. */
+#define XFER_TICK_MS	50
 
 int xfer_fail_at(struct dnd_xfer *x, int err, const char *op, const char *file,
 		 int line)
@@ -49,37 +46,42 @@ void xfer_hash_inline(struct dnd_xfer *x, const void *buf, size_t n)
 		XXH3_64bits_update(x->hash, buf, n);
 }
 
-static void xfer_progress(struct dnd_xfer *x)
+/* ---- progress ---- */
+
+static void xfer_progress(struct xfer *t)
 {
+	uint64_t moved = atomic_load(&t->moved);
 	double now, rate;
 	char eta[32] = "";
 
-	if (!x->progress)
+	if (!t->cfg.progress)
 		return;
 	now = stats_now();
-	if (now < x->progress_next)
+	if (now < t->progress_next)
 		return;
-	if (!x->progress_next) {
-		x->t0 = now;
-		x->progress_next = now + 0.25;
+	if (!t->progress_next) {
+		t->t0 = now;
+		t->progress_next = now + 0.25;
 		return;
 	}
-	x->progress_next = now + 0.25;
-	rate = (double)x->done / (now - x->t0);
-	if (x->length != UINT64_MAX && x->length && rate > 0)
+	t->progress_next = now + 0.25;
+	rate = (double)moved / (now - t->t0);
+	if (t->length != UINT64_MAX && t->length && rate > 0)
 		snprintf(eta, sizeof(eta), " (%.0f%%), ETA %.0f s",
-			 100.0 * (double)x->done / (double)x->length,
-			 (double)(x->length - x->done) / rate);
+			 100.0 * (double)moved / (double)t->length,
+			 (double)(t->length - moved) / rate);
 	fprintf(stderr, "\r\033[K%s %.1f MiB at %.1f MB/s%s",
-		x->sender ? "sent" : "received",
-		(double)x->done / 1048576.0, rate / 1e6, eta);
+		t->cfg.sender ? "sent" : "received",
+		(double)moved / 1048576.0, rate / 1e6, eta);
 }
 
-static void xfer_progress_end(struct dnd_xfer *x)
+static void xfer_progress_end(struct xfer *t)
 {
-	if (x->progress && x->progress_next)
+	if (t->cfg.progress && t->progress_next)
 		fprintf(stderr, "\r\033[K");
 }
+
+/* ---- one stream ---- */
 
 /*
  * Accounts n bytes moved. With --sync stream a receiver starts writeback of
@@ -89,15 +91,18 @@ static void xfer_progress_end(struct dnd_xfer *x)
  */
 static int xfer_advance(struct dnd_xfer *x, ssize_t n)
 {
+	const struct xfer_cfg *c = x->cfg;
 	int r;
 
 	x->done += (uint64_t)n;
 	x->pos += n;
-	xfer_progress(x);
-	if (!x->sync_every || x->sender || x->ep != DND_EP_FILE ||
-	    (uint64_t)(x->pos - x->synced) < x->sync_every)
+	atomic_fetch_add(&x->t->moved, (uint64_t)n);
+	if (x->t->n == 1 && !x->t->interval)
+		xfer_progress(x->t);
+	if (!c->sync_every || c->sender || c->ep != DND_EP_FILE ||
+	    (uint64_t)(x->pos - x->synced) < c->sync_every)
 		return 0;
-	r = io_sync_range(&x->sc, x->fd, x->synced, x->pos - x->synced);
+	r = io_sync_range(&x->out.sc, x->fd, x->synced, x->pos - x->synced);
 	if (r)
 		return xfer_fail(x, r, "sync_file_range");
 	x->synced = x->pos;
@@ -111,7 +116,23 @@ static int xfer_hook_failed(struct dnd_xfer *x, ssize_t r)
 		return xfer_fail(x, -EINTR, "interrupted by signal");
 	if (r == -EAGAIN)
 		return xfer_fail(x, -ETIMEDOUT, "no progress (--timeout)");
-	return xfer_fail(x, (int)r, x->sender ? "send" : "receive");
+	return xfer_fail(x, (int)r, x->cfg->sender ? "send" : "receive");
+}
+
+/* One hook call for at most len bytes: the count, 0 at the end, or -errno
+ * with x->err set. */
+static ssize_t xfer_step(struct dnd_xfer *x, size_t len)
+{
+	const struct dnd_method *m = x->cfg->m;
+	ssize_t r;
+
+	if (io_stop_signal)
+		return xfer_fail(x, -EINTR, "interrupted by signal");
+	r = x->cfg->sender ? m->send(x, len) : m->recv(x, len);
+	if (r < 0)
+		return x->err ? x->err : xfer_hook_failed(x, r);
+	DND_BUG_ON((size_t)r > len);
+	return r;
 }
 
 /* Moves exactly len bytes with the method, or fails. */
@@ -120,25 +141,35 @@ static int xfer_move(struct dnd_xfer *x, uint64_t len)
 	uint64_t left = len;
 
 	while (left) {
-		size_t piece = left > XFER_PIECE_MAX ? XFER_PIECE_MAX : left;
-		ssize_t r;
+		ssize_t r = xfer_step(x, left > XFER_PIECE_MAX ?
+				      XFER_PIECE_MAX : (size_t)left);
 
-		if (io_stop_signal)
-			return xfer_fail(x, -EINTR, "interrupted by signal");
-		r = x->sender ? x->m->send(x, piece) : x->m->recv(x, piece);
 		if (r < 0)
-			return x->err ? x->err : xfer_hook_failed(x, r);
+			return (int)r;
 		if (r == 0)
-			return xfer_fail(x, -ENODATA, x->sender ?
+			return xfer_fail(x, -ENODATA, x->cfg->sender ?
 					 "source ended early" :
 					 "peer closed early");
-		DND_BUG_ON((uint64_t)r > piece);
 		left -= (uint64_t)r;
 		r = xfer_advance(x, r);
 		if (r)
 			return (int)r;
 	}
 	return 0;
+}
+
+/* Moves until the source ends or the peer closes (--raw, no framing). */
+static int xfer_move_until_eof(struct dnd_xfer *x)
+{
+	for (;;) {
+		ssize_t r = xfer_step(x, XFER_PIECE_MAX);
+
+		if (r <= 0)
+			return (int)r;
+		r = xfer_advance(x, r);
+		if (r)
+			return (int)r;
+	}
 }
 
 /*
@@ -167,101 +198,447 @@ static int xfer_stream_avail(struct dnd_xfer *x, uint64_t *avail)
 	return 0;
 }
 
-static int xfer_put_seg(struct dnd_xfer *x, uint64_t n)
+static int xfer_send_segments(struct dnd_xfer *x)
 {
-	uint8_t b[DND_SEG_HDR_LEN];
-	int r;
-
-	proto_put_seg(b, n);
-	r = io_write_all(&x->sc, x->sock, b, sizeof(b));
-	return r ? xfer_fail(x, r, "send segment header") : 0;
-}
-
-int xfer_send_payload(struct dnd_xfer *x, uint64_t len, bool known)
-{
-	int r = 0;
-
-	x->length = known ? len : UINT64_MAX;
-	if (known) {
-		r = xfer_move(x, len);
-		xfer_progress_end(x);
-		return r;
-	}
 	for (;;) {
 		uint64_t n = 0;
+		int r = xfer_stream_avail(x, &n);
 
-		r = xfer_stream_avail(x, &n);
 		if (r)
-			break;
+			return r;
 		if (n > DND_SEG_MAX)
 			n = DND_SEG_MAX;
-		r = xfer_put_seg(x, n);
-		if (r || !n)
-			break;
+		r = proto_send_seg(&x->out.sc, x->sock, n);
+		if (r)
+			return xfer_fail(x, r, "send segment header");
+		if (!n)
+			return 0;
 		r = xfer_move(x, n);
+		if (r)
+			return r;
+	}
+}
+
+static int xfer_recv_segments(struct dnd_xfer *x)
+{
+	for (;;) {
+		uint64_t n;
+		int r = proto_recv_seg(&x->out.sc, x->sock, &n);
+
+		if (r == -EBADMSG)
+			return xfer_fail(x, r, "bad segment length from peer");
+		if (r == -ENODATA)
+			return xfer_fail(x, r, "peer closed early");
+		if (r)
+			return xfer_hook_failed(x, r);
+		if (!n)
+			return 0;
+		r = xfer_move(x, n);
+		if (r)
+			return r;
+	}
+}
+
+/* A stream's whole payload, framed as it was given. 0 or -errno. */
+static int xfer_stream_run(struct dnd_xfer *x)
+{
+	switch (x->frame) {
+	case XFER_LENGTH:
+		return xfer_move(x, x->len);
+	case XFER_SEGMENTS:
+		return x->cfg->sender ? xfer_send_segments(x) :
+					xfer_recv_segments(x);
+	case XFER_UNTIL_EOF:
+		return xfer_move_until_eof(x);
+	}
+	return xfer_fail(x, -EINVAL, "unknown framing");
+}
+
+/* ---- several streams ---- */
+
+struct xfer_worker {
+	struct dnd_xfer *x;
+	int i;
+	pthread_t tid;
+	atomic_bool over;
+	int r;
+};
+
+static void *xfer_worker_main(void *arg)
+{
+	struct xfer_worker *w = arg;
+
+	int none = -1;
+
+	w->x->t_begin = stats_now();
+	w->r = xfer_stream_run(w->x);
+	w->x->t_end = stats_now();
+	if (w->r)
+		atomic_compare_exchange_strong(&w->x->t->first_bad, &none, w->i);
+	atomic_store(&w->over, true);
+	return NULL;
+}
+
+/* Wakes every stream blocked on its socket: one failed, or a stop came. */
+static void xfer_cut(struct xfer *t)
+{
+	unsigned int i;
+
+	for (i = 0; i < t->n; i++)
+		if (t->st[i].sock >= 0)
+			shutdown(t->st[i].sock, SHUT_RDWR);
+}
+
+/* -i: what the transfer did since the last interval. */
+struct xfer_ticker {
+	double t0, next, last_t;
+	uint64_t last_bytes;
+	double last_user, last_sys;
+	uint32_t last_retrans;
+};
+
+static void xfer_tcp(const struct xfer *t, uint32_t *retrans, uint32_t *rtt)
+{
+	uint64_t sum = 0;
+	unsigned int i, n = 0;
+
+	*retrans = 0;
+	for (i = 0; i < t->n; i++) {
+		struct tcp_info ti;
+
+		if (t->st[i].sock < 0 || net_tcp_info(t->st[i].sock, &ti))
+			continue;
+		*retrans += ti.tcpi_total_retrans;
+		sum += ti.tcpi_rtt;
+		n++;
+	}
+	*rtt = n ? (uint32_t)(sum / n) : 0;
+}
+
+static void xfer_tick(struct xfer *t, struct xfer_ticker *k, bool last)
+{
+	struct xfer_interval iv = { .last = last };
+	struct dnd_sample now;
+
+	stats_sample(&now);
+	if (!t->interval || (!last && now.mono < k->next))
+		return;
+	xfer_tcp(t, &iv.retrans, &iv.rtt_us);
+	iv.start = k->last_t - k->t0;
+	iv.end = now.mono - k->t0;
+	iv.bytes = atomic_load(&t->moved) - k->last_bytes;
+	iv.cpu_user = stats_tv(&now.ru.ru_utime) - k->last_user;
+	iv.cpu_sys = stats_tv(&now.ru.ru_stime) - k->last_sys;
+	iv.retrans -= k->last_retrans < iv.retrans ? k->last_retrans :
+						     iv.retrans;
+	k->last_retrans += iv.retrans;
+	k->last_bytes += iv.bytes;
+	k->last_user += iv.cpu_user;
+	k->last_sys += iv.cpu_sys;
+	k->last_t = now.mono;
+	k->next += t->interval;
+	if (iv.end > iv.start || iv.bytes)
+		t->on_interval(&iv, t->interval_arg);
+}
+
+static void xfer_ticker_start(struct xfer *t, struct xfer_ticker *k)
+{
+	struct dnd_sample now;
+
+	stats_sample(&now);
+	memset(k, 0, sizeof(*k));
+	k->t0 = k->last_t = now.mono;
+	k->next = now.mono + t->interval;
+	k->last_user = stats_tv(&now.ru.ru_utime);
+	k->last_sys = stats_tv(&now.ru.ru_stime);
+}
+
+/*
+ * Watches the workers until all are over: draws progress and intervals,
+ * and on the first failure or a stop signal cuts the others' sockets so
+ * they return.
+ */
+static void xfer_watch(struct xfer *t, struct xfer_worker *w)
+{
+	const struct timespec tick = { 0, XFER_TICK_MS * 1000000L };
+	struct xfer_ticker k;
+	bool cut = false;
+
+	xfer_ticker_start(t, &k);
+	for (;;) {
+		unsigned int i, over = 0;
+
+		for (i = 0; i < t->n; i++) {
+			if (!atomic_load(&w[i].over))
+				continue;
+			over++;
+			if (w[i].r && !cut) {
+				xfer_cut(t);
+				cut = true;
+			}
+		}
+		if (over == t->n)
+			break;
+		if (io_stop_signal && !cut) {
+			xfer_cut(t);
+			cut = true;
+		}
+		xfer_progress(t);
+		xfer_tick(t, &k, false);
+		nanosleep(&tick, NULL);
+	}
+	xfer_tick(t, &k, true);
+}
+
+/* Runs every stream in its own thread; stop signals stay with this one. */
+static int xfer_run_threads(struct xfer *t)
+{
+	struct xfer_worker *w = calloc(t->n, sizeof(*w));
+	sigset_t block, old;
+	unsigned int i, started = 0;
+	int r = 0;
+
+	if (!w)
+		return xfer_fail(&t->st[0], -ENOMEM, "allocate stream threads");
+	sigemptyset(&block);
+	sigaddset(&block, SIGINT);
+	sigaddset(&block, SIGTERM);
+	sigaddset(&block, SIGHUP);
+	pthread_sigmask(SIG_BLOCK, &block, &old);
+	for (i = 0; i < t->n; i++, started++) {
+		w[i].x = &t->st[i];
+		w[i].i = (int)i;
+		r = -pthread_create(&w[i].tid, NULL, xfer_worker_main, &w[i]);
 		if (r)
 			break;
 	}
-	xfer_progress_end(x);
-	return r;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (r) {
+		xfer_fail(&t->st[started], r, "start a stream thread");
+		atomic_store(&t->first_bad, (int)started);
+		for (i = started; i < t->n; i++)
+			atomic_store(&w[i].over, true);
+		w[started].r = r;
+	}
+	xfer_watch(t, w);
+	for (i = 0; i < started; i++)
+		pthread_join(w[i].tid, NULL);
+	free(w);
+	return xfer_failed(t) ? xfer_failed(t)->err : 0;
 }
 
-static int xfer_get_seg(struct dnd_xfer *x, uint64_t *n)
-{
-	uint8_t b[DND_SEG_HDR_LEN];
-	ssize_t r;
+/* ---- the transfer ---- */
 
-	r = io_recv(&x->sc, x->sock, b, sizeof(b), MSG_WAITALL);
-	if (r < 0)
-		return xfer_hook_failed(x, r);
-	if (r != (ssize_t)sizeof(b))
-		return xfer_fail(x, -ENODATA, "peer closed early");
-	if (proto_get_seg(b, n))
-		return xfer_fail(x, -EBADMSG, "bad segment length from peer");
+int xfer_check(const struct xfer_cfg *c, char *why, size_t len)
+{
+	const struct dnd_method *m = c->m;
+	int r;
+
+	if (!(c->sender ? m->send : m->recv)) {
+		snprintf(why, len, "%s cannot %s", m->name,
+			 c->sender ? "send" : "receive");
+		return -EINVAL;
+	}
+	if (m->check && m->check(c, why, len))
+		return -EINVAL;
+	r = method_probe(m, why, len);
+	return r == -EINVAL ? -EOPNOTSUPP : r;
+}
+
+int xfer_open(struct xfer *t, const struct xfer_cfg *c, unsigned int n)
+{
+	unsigned int i;
+
+	memset(t, 0, sizeof(*t));
+	if (!n || n > DND_XFER_MAX_STREAMS)
+		return -EINVAL;
+	t->st = calloc(n, sizeof(*t->st));
+	if (!t->st)
+		return -ENOMEM;
+	t->cfg = *c;
+	t->n = n;
+	t->length = UINT64_MAX;
+	atomic_store(&t->first_bad, -1);
+	for (i = 0; i < n; i++) {
+		t->st[i].cfg = &t->cfg;
+		t->st[i].t = t;
+		t->st[i].sock = -1;
+		t->st[i].fd = -1;
+	}
 	return 0;
 }
 
-int xfer_recv_payload(struct dnd_xfer *x, uint64_t len, bool known)
+void xfer_stream(struct xfer *t, unsigned int i, int sock, int fd, off_t pos,
+		 enum xfer_frame frame, uint64_t len)
 {
-	int r = 0;
+	struct dnd_xfer *x = &t->st[i];
 
-	x->length = known ? len : UINT64_MAX;
-	if (known) {
-		r = xfer_move(x, len);
-		xfer_progress_end(x);
-		return r;
-	}
-	for (;;) {
-		uint64_t n;
+	x->sock = sock;
+	x->fd = fd;
+	x->pos = pos;
+	x->synced = pos;
+	x->frame = frame;
+	x->len = len;
+	x->last = i + 1 == t->n;
+}
 
-		r = xfer_get_seg(x, &n);
-		if (r || !n)
-			break;
-		r = xfer_move(x, n);
+int xfer_setup(struct xfer *t)
+{
+	unsigned int i;
+
+	for (i = 0; i < t->n; i++) {
+		struct dnd_xfer *x = &t->st[i];
+		int r = t->cfg.m->setup(x);
+
+		/* A partly set-up stream is torn down too. */
+		x->set_up = true;
 		if (r)
-			break;
+			return x->err ? x->err : xfer_fail(x, r, "setup");
 	}
-	xfer_progress_end(x);
+	return 0;
+}
+
+/* The method's finish on every stream, then fdatasync of a file sink. */
+static int xfer_finish(struct xfer *t)
+{
+	struct dnd_xfer *x0 = &t->st[0];
+	unsigned int i;
+	int r;
+
+	for (i = 0; i < t->n; i++) {
+		struct dnd_xfer *x = &t->st[i];
+
+		if (t->cfg.m->finish && (r = t->cfg.m->finish(x)))
+			return x->err ? x->err : xfer_fail(x, r, "finish");
+	}
+	/* One fdatasync covers the file whichever stream wrote it. */
+	if (t->cfg.sender || t->cfg.ep != DND_EP_FILE)
+		return 0;
+	r = io_fdatasync(&x0->out.sc, x0->fd);
+	return r ? xfer_fail(x0, r, "fdatasync") : 0;
+}
+
+int xfer_run(struct xfer *t)
+{
+	struct dnd_sample a, b;
+	int r;
+
+	stats_sample(&a);
+	if (t->n == 1 && !t->interval) {
+		t->st[0].t_begin = a.mono;
+		r = xfer_stream_run(&t->st[0]);
+		t->st[0].t_end = stats_now();
+	} else {
+		r = xfer_run_threads(t);
+	}
+	if (!r)
+		r = xfer_finish(t);
+	xfer_progress_end(t);
+	stats_sample(&b);
+	stats_cost(&a, &b, xfer_done(t), &t->cost);
+	t->timed = true;
 	return r;
 }
 
-int xfer_move_until_eof(struct dnd_xfer *x)
+void xfer_close(struct xfer *t)
 {
-	for (;;) {
-		ssize_t r;
+	unsigned int i;
+
+	for (i = 0; t->st && i < t->n; i++)
+		if (t->st[i].set_up && t->cfg.m->teardown)
+			t->cfg.m->teardown(&t->st[i]);
+	free(t->st);
+	t->st = NULL;
+	t->n = 0;
+}
+
+const struct dnd_xfer *xfer_failed(const struct xfer *t)
+{
+	int first = atomic_load(&t->first_bad);
+	unsigned int i;
+
+	if (first >= 0)
+		return &t->st[first];
+	for (i = 0; i < t->n; i++)
+		if (t->st[i].err)
+			return &t->st[i];
+	return NULL;
+}
+
+uint64_t xfer_done(const struct xfer *t)
+{
+	uint64_t sum = 0;
+	unsigned int i;
+
+	for (i = 0; i < t->n; i++)
+		sum += t->st[i].done;
+	return sum;
+}
+
+void xfer_totals(const struct xfer *t, struct xfer_out *o)
+{
+	unsigned int i, k;
+
+	memset(o, 0, sizeof(*o));
+	if (!t->n)
+		return;
+	*o = t->st[0].out;
+	for (i = 1; i < t->n; i++) {
+		const struct xfer_out *s = &t->st[i].out;
+
+		for (k = 0; k < DND_SC_COUNT; k++) {
+			o->sc.calls[k] += s->sc.calls[k];
+			o->sc.bytes[k] += s->sc.bytes[k];
+		}
+		o->held += s->held;
+		o->sc.eagain += s->sc.eagain;
+		o->sc.eintr += s->sc.eintr;
+		o->zc.zc_bytes += s->zc.zc_bytes;
+		o->zc.copied_bytes += s->zc.copied_bytes;
+		o->zc.completions += s->zc.completions;
+		o->zc.copied_completions += s->zc.copied_completions;
+		o->zc.enobufs += s->zc.enobufs;
+	}
+}
+
+/* ---- the file half alone ---- */
+
+int xfer_land(struct dnd_xfer *x, uint64_t size, unsigned char *buf,
+	      void (*stamp)(unsigned char *buf, size_t n, uint64_t i,
+			    void *arg), void *arg)
+{
+	const struct dnd_method *m = x->cfg->m;
+	size_t bsz = x->cfg->bsz, mlen = 0;
+	unsigned char *mem;
+	uint64_t end = (uint64_t)x->pos + size, i = 0;
+
+	if (!m->put)
+		return xfer_fail(x, -EOPNOTSUPP, "no file half (put hook)");
+	mem = m->put_mem ? m->put_mem(x, &mlen) : NULL;
+	if (mem && mlen >= bsz) {
+		memcpy(mem, buf, bsz);
+		buf = mem;
+	}
+	while ((uint64_t)x->pos < end) {
+		size_t n = end - (uint64_t)x->pos < bsz ?
+			   (size_t)(end - (uint64_t)x->pos) : bsz;
+		ssize_t w;
 
 		if (io_stop_signal)
 			return xfer_fail(x, -EINTR, "interrupted by signal");
-		r = x->sender ? x->m->send(x, XFER_PIECE_MAX) :
-				x->m->recv(x, XFER_PIECE_MAX);
-		if (r < 0)
-			return x->err ? x->err : xfer_hook_failed(x, r);
-		if (r == 0)
-			break;
-		r = xfer_advance(x, r);
-		if (r)
-			return (int)r;
+		if (stamp)
+			stamp(buf, n, i++, arg);
+		w = m->put(x, buf, n);
+		if (w < 0)
+			return x->err ? x->err : xfer_fail(x, (int)w, "put");
+		x->pos += w;
+		x->done += (uint64_t)w;
 	}
-	xfer_progress_end(x);
+	if (m->finish) {
+		int r = m->finish(x);
+
+		if (r)
+			return x->err ? x->err : xfer_fail(x, r, "finish");
+	}
 	return 0;
 }

@@ -1,13 +1,16 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The transfer context and the core loop that drives a method: it owns
- * looping, end of data, short sources, signals, progress and timing; a method
- * only moves at most `len` bytes per call.
+ * The transfer driver: the only caller of a method's hooks. A transfer is
+ * one or more streams (a connection each, and the file range it carries)
+ * run through one method; the driver owns looping, the ends of the data,
+ * stop requests, progress and the timed window. Sessions, filebench and
+ * bench go through this API; methods see only their stream.
  */
 #ifndef DND_XFER_H
 #define DND_XFER_H
 
 #include <sys/types.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -25,41 +28,56 @@ enum dnd_ep {
 	DND_EP_STREAM,		/* pipe, FIFO, socket, tty: read or written once */
 };
 
-struct dnd_xfer {
+/* Settings of one transfer, read-only for its streams and hooks (in). */
+struct xfer_cfg {
 	const struct dnd_method *m;
 	bool sender;
-	int sock;		/* connected TCP socket, blocking */
-	int fd;			/* source (sender) or sink (receiver) */
-	enum dnd_ep ep;
-	mode_t fmode;		/* st_mode of fd */
-	off_t pos;		/* file offset of the next payload byte */
-	uint64_t done;		/* payload bytes moved so far */
-
+	enum dnd_ep ep;		/* the file end's kind */
+	mode_t fmode;		/* st_mode of the file end */
 	size_t bsz;		/* -b as asked */
-	size_t eff_bsz;		/* as the method uses it (page rounding) */
 	unsigned int pipe_size;	/* --pipe-size as asked; 0 = kernel default */
-	unsigned int pipe_got;	/* what F_GETPIPE_SZ said, for pipe methods */
 	unsigned int splice_flags;
 	unsigned int qd;	/* --qd: uring queue depth, zerocopy ring
 				 * buffers; 0 = the method's default */
-	bool progress;		/* draw a progress line on stderr */
 	uint64_t sync_every;	/* receiver, --sync stream: start writeback
 				 * every this many bytes; 0: end only */
-	off_t synced;		/* writeback started up to here */
-	uint64_t length;	/* payload length when known, else UINT64_MAX */
+	bool progress;		/* draw a progress line on stderr */
+	bool hash_stream;	/* sender: a stream source that must be hashed
+				 * as it passes (it cannot be read twice) */
+};
 
+/* What a stream's method reports (out). */
+struct xfer_out {
+	size_t eff_bsz;		/* buffer as the method uses it (rounding) */
+	unsigned int pipe_got;	/* what F_GETPIPE_SZ said, for pipe methods */
+	struct dnd_syscalls sc;
+	struct dnd_zc zc;	/* zero-copy outcome, for methods that know it */
+	char detail[160];	/* the method's own note for the report */
+	uint64_t held;		/* bytes a failing hook had taken in but not
+				 * passed on (a partly filled buffer) */
+};
+
+/* How a stream's payload is framed on the wire (core/proto.h). */
+enum xfer_frame {
+	XFER_LENGTH = 0,	/* exactly len bytes; an early end fails */
+	XFER_SEGMENTS,		/* a source of unknown length, as segments */
+	XFER_UNTIL_EOF,		/* --raw: until the source ends or peer closes */
+};
+
+struct xfer;
+
+/* One stream: what a method's hooks see and may change. */
+struct dnd_xfer {
+	const struct xfer_cfg *cfg;
+	int sock;		/* connected TCP socket, blocking */
+	int fd;			/* source (sender) or sink (receiver) */
+	off_t pos;		/* file offset of the next payload byte */
+	uint64_t done;		/* payload bytes this stream moved */
 	/* Non-NULL when the source cannot be read twice: methods that pass
 	 * data through user memory hash it as it goes (xfer_hash_inline). */
 	XXH3_state_t *hash;
-
 	void *priv;		/* method state; freed by teardown */
-	/* Set by setup when put lands data fastest from the method's own
-	 * memory (io_uring's registered buffers): callers of put fill it. */
-	void *putbuf;
-	size_t putbuf_len;
-	struct dnd_syscalls sc;
-	struct dnd_zc zc;	/* zero-copy outcome, for methods that know it */
-	char detail[160];	/* method's own note for the report */
+	struct xfer_out out;
 
 	/* The first failure, kept with its context (later ones are ignored). */
 	int err;
@@ -67,13 +85,113 @@ struct dnd_xfer {
 	const char *err_where;
 	int err_line;
 
-	double progress_next;
-	double t0;
+	/* The driver's own. */
+	struct xfer *t;
+	enum xfer_frame frame;
+	uint64_t len;		/* XFER_LENGTH: bytes to move */
+	off_t synced;		/* --sync stream: writeback started up to here */
+	bool set_up;		/* setup ran and succeeded: teardown is due */
+	bool last;		/* this stream's range ends the file */
+	double t_begin, t_end;	/* when this stream started and ended */
 };
 
-/* Initializes x for one direction; fds are owned by the caller. */
-void xfer_init(struct dnd_xfer *x, const struct dnd_method *m, bool sender,
-	       int sock, int fd);
+/* One interval of a running transfer (-i), all streams together. */
+struct xfer_interval {
+	double start, end;	/* seconds since the payload began */
+	uint64_t bytes;		/* moved in the interval */
+	double cpu_user, cpu_sys;	/* process CPU seconds in it */
+	uint32_t retrans;	/* TCP retransmits in it, all streams */
+	uint32_t rtt_us;	/* smoothed RTT now, mean of the streams */
+	bool last;		/* the closing, possibly shorter, interval */
+};
+
+/* A transfer: n streams of one method, and what the driver measured. */
+struct xfer {
+	struct xfer_cfg cfg;
+	unsigned int n;
+	struct dnd_xfer *st;	/* n streams */
+	uint64_t length;	/* whole payload when known, else UINT64_MAX */
+	_Atomic uint64_t moved;	/* bytes moved by all streams (progress) */
+	atomic_int first_bad;	/* the stream that failed first, or -1 */
+	struct dnd_cost cost;	/* the timed window of xfer_run */
+	bool timed;		/* cost is filled in */
+	double progress_next, t0;
+	/* -i: every interval seconds on_interval(iv, interval_arg) is called
+	 * from the watching thread; 0: none. */
+	double interval;
+	void (*on_interval)(const struct xfer_interval *iv, void *arg);
+	void *interval_arg;
+};
+
+/* Most streams a transfer can have. */
+#define DND_XFER_MAX_STREAMS	64
+
+/*
+ * Whether method c->m can serve this end (direction, c->ep, c->fmode), then
+ * whether this kernel and process can use it. Returns 0; -EINVAL with the
+ * fix in why (a request that cannot work: usage); or another -errno with the
+ * kernel's reason in why (not usable here).
+ */
+int xfer_check(const struct xfer_cfg *c, char *why, size_t len);
+
+/*
+ * Prepares t for n streams (1..DND_XFER_MAX_STREAMS) with settings c, every
+ * stream without ends (sock and fd -1). 0, or -ENOMEM/-EINVAL. Pair with
+ * xfer_close().
+ */
+int xfer_open(struct xfer *t, const struct xfer_cfg *c, unsigned int n);
+
+/*
+ * Gives stream i its ends (owned by the caller), its first file offset and
+ * what it carries (len counts for XFER_LENGTH only). The last stream is
+ * taken to end the file (x->last); set it otherwise when ranges are not in
+ * stream order.
+ */
+void xfer_stream(struct xfer *t, unsigned int i, int sock, int fd, off_t pos,
+		 enum xfer_frame frame, uint64_t len);
+
+/* Runs the method's setup on every stream. 0, or the first -errno with that
+ * stream's err set (xfer_failed). */
+int xfer_setup(struct xfer *t);
+
+/*
+ * The timed window: moves every stream's payload (in threads when n > 1 or
+ * intervals are asked for; a failing stream stops the others by shutting
+ * their sockets), then the
+ * method's finish, then for a receiver into a file fdatasync. Fills t->cost
+ * (all streams' bytes). A stop signal (io_stop_signal) ends it with -EINTR.
+ * Returns 0 or the first failure's -errno (xfer_failed says which stream).
+ */
+int xfer_run(struct xfer *t);
+
+/* Runs teardown where setup ran and frees the streams; the ends stay open.
+ * Safe on a t that xfer_open never reached (zeroed). */
+void xfer_close(struct xfer *t);
+
+/* The stream that failed first (the others may fail after it, cut by the
+ * driver), or NULL. */
+const struct dnd_xfer *xfer_failed(const struct xfer *t);
+
+/* Payload bytes moved by all streams. */
+uint64_t xfer_done(const struct xfer *t);
+
+/* Every stream's syscall counts and zero-copy outcome added up, and the
+ * first stream's buffer, pipe and note. */
+void xfer_totals(const struct xfer *t, struct xfer_out *o);
+
+/*
+ * Filebench's path: lands size bytes in x's file from x->pos the way the
+ * method's file half (put hook) does, one buffer of x->cfg->bsz bytes per
+ * call. buf holds bsz bytes of content; stamp(buf, n, i, arg) may change
+ * it before piece i (NULL: same bytes each time). When the method lands
+ * fastest from its own memory (io_uring's registered buffers) buf is copied
+ * there once and stamped there. Runs finish at the end; times nothing.
+ * Returns 0 or -errno with x->err set; -EOPNOTSUPP when the method has no
+ * file half. x must come from xfer_open + xfer_stream + xfer_setup.
+ */
+int xfer_land(struct dnd_xfer *x, uint64_t size, unsigned char *buf,
+	      void (*stamp)(unsigned char *buf, size_t n, uint64_t i,
+			    void *arg), void *arg);
 
 /* Records the first failure; returns err (negative errno) for chaining. */
 #define xfer_fail(x, err, op) xfer_fail_at((x), (err), (op), __FILE__, __LINE__)
@@ -82,19 +200,5 @@ int xfer_fail_at(struct dnd_xfer *x, int err, const char *op, const char *file,
 
 /* Hashes bytes that passed through user memory, if x->hash is set. */
 void xfer_hash_inline(struct dnd_xfer *x, const void *buf, size_t n);
-
-/*
- * Moves the payload. With known=true exactly `len` bytes are moved (a source
- * that ends early is a failure); with known=false the source is a stream of
- * unknown length and is sent as segments (proto.h) until it ends.
- * Returns 0, or -errno with x->err and x->err_op set.
- */
-int xfer_send_payload(struct dnd_xfer *x, uint64_t len, bool known);
-
-/* Receives the payload: exactly len bytes (known), or segments (!known). */
-int xfer_recv_payload(struct dnd_xfer *x, uint64_t len, bool known);
-
-/* Moves until the source ends or the peer closes (--raw, no framing). */
-int xfer_move_until_eof(struct dnd_xfer *x);
 
 #endif

@@ -57,7 +57,7 @@ done
 ok "stdin pipe -> stdout pipe for 9 pairs"
 
 # stdin pipe -> file: rw and vmsplice hash what passes through their buffer,
-# so the file is verified; splice never sees the bytes, so only counted.
+# splice what it copies aside with tee(2): every one is verified.
 for sm in rw vmsplice splice; do
 	rm -f "$T/dst"
 	next_port
@@ -67,12 +67,20 @@ for sm in rw vmsplice splice; do
 	wait_recv
 	[ "$SRC" = 0 ] && [ "$RRC" = 0 ] || fail "stdin -> file $sm: $(cat "$T/s.log" "$T/r.log")"
 	cmp -s "$T/src" "$T/dst" || fail "stdin -> file $sm: data differs"
-	want=verified
-	[ "$sm" = splice ] && want=counted
-	grep -q "verify: $want" "$T/s.log" || fail "stdin -> file $sm: not $want: $(cat "$T/s.log")"
-	grep -q "verify: $want" "$T/r.log" || fail "stdin -> file $sm: receiver not $want"
+	grep -q "verify: verified" "$T/s.log" || fail "stdin -> file $sm: not verified: $(cat "$T/s.log")"
+	grep -q "verify: verified" "$T/r.log" || fail "stdin -> file $sm: receiver not verified"
+	[ "$sm" = splice ] && ! grep -q "syscalls:.*tee" "$T/s.log" &&
+		fail "splice from a pipe hashed without tee: $(cat "$T/s.log")"
 done
-ok "stdin pipe -> file: verified through user buffers, counted through splice"
+ok "stdin pipe -> file: verified through user buffers and through tee"
+
+# uring-splice never sees a pipe's bytes and cannot tee: refused up front
+# unless verification is off.
+if "$DND" probe --require uring-splice >/dev/null 2>&1; then
+	OUT=$(echo hi | "$DND" send -c 127.0.0.1 -p 1 -m uring-splice - 2>&1)
+	[ $? = 2 ] || fail "uring-splice from a pipe with verification: $OUT"
+	expect_out "uring-splice cannot hash a stream source it never sees"
+fi
 
 # A pipe with -l has a known length: exactly that much is sent.
 rm -f "$T/dst"

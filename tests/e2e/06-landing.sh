@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # -t replaces, -o overwrites in place (and cuts to size); a failed transfer
-# under either removes the target rather than leave stale or torn data.
+# under -o removes the target rather than leave torn data, under -t leaves
+# the old file exactly as it was (it is replaced only at the rename).
 . "$(dirname "$0")/lib.sh"
 
 random_file "$T/big" 300000
@@ -33,20 +34,25 @@ xfer "-c 127.0.0.1 $T/small" "-t $T/dst"
 [ "$(stat -c %a "$T/dst")" = 600 ] || fail "replaced file mode $(stat -c %a "$T/dst")"
 ok "file modes"
 
-# Failure under -t or -o: the existing target is gone, not half-written.
+# Failure under -o: the existing target is gone, not half-written; under -t
+# it is exactly the old file.
 for flag in -t -o; do
 	cp "$T/big" "$T/dst"
 	next_port
 	start_recv "$T/r.log" "$flag" "$T/dst"
 	wait_listen "$PORT"
-	{ printf 'DNDH\x00\x01\x00\x00'; be64 1000; be64 0; printf 'short'; } |
+	{ msg_hdr 1000; printf 'short'; } |
 		timeout 10 nc -N 127.0.0.1 "$PORT" >/dev/null
 	wait_recv
 	[ "$RRC" = 1 ] || fail "$flag: receiver exit $RRC"
-	[ ! -e "$T/dst" ] || fail "$flag: target left after a failed transfer"
+	if [ "$flag" = -o ]; then
+		[ ! -e "$T/dst" ] || fail "-o: target left after a failed transfer"
+	else
+		cmp -s "$T/big" "$T/dst" || fail "-t: the old file changed"
+	fi
 	[ -z "$(ls -A "$T" | grep dnd-)" ] || fail "temporary left: $(ls -A "$T")"
 done
-ok "failed -t/-o transfer leaves nothing under the target"
+ok "failed -o transfer leaves nothing under the target, -t the old file"
 
 # A file that appears under the target's name while the receiver waits is
 # neither replaced nor deleted.

@@ -20,14 +20,16 @@ jq -e . "$T/p.json" >/dev/null || fail "probe --json does not parse"
 has() { # has JQ-FILTER WHAT: fails unless the filter is true on the report
 	jq -e "$1" "$T/p.json" >/dev/null || fail "report lacks $2: $1"
 }
-has '.schema == 1 and .command == "probe"' "schema"
-has '.kernel.release | type == "string" and length > 0' "kernel release"
+has '.schema == 1 and .type == "probe" and .command == "probe"' "schema"
+has '(.dnd_version | length) > 0 and (.host | type) == "string"' "version"
+has '.machine.release | type == "string" and length > 0' "kernel release"
+has '.kernel == .machine.release' "one kernel release, twice the same"
 for k in page_size pipe_max_size pipe_user_pages_soft pipe_user_pages_hard \
 	pipe_default_size pipe_largest_size; do
-	has ".kernel.$k | type == \"number\"" "kernel.$k"
+	has ".machine.$k | type == \"number\"" "machine.$k"
 done
-has '.kernel.pipe_largest_size >= .kernel.pipe_default_size' "pipe sizes"
-has '.kernel.pipe_beyond_max | type == "boolean"' "pipe_beyond_max"
+has '.machine.pipe_largest_size >= .machine.pipe_default_size' "pipe sizes"
+has '.machine.pipe_beyond_max | type == "boolean"' "pipe_beyond_max"
 
 # Every method of the registry with its verdict: the names --require knows
 # are the methods plus the features, so each one that is not a feature must
@@ -73,19 +75,21 @@ for s in a b c; do
 done
 has '.seed004["seed004-a"] | .spliced > .mss' "(a) more than one segment"
 has '.seed004["seed004-b"] | .max_returned <= 1000 and .calls == 32' "(b) <= 1000"
-has '.seed004["seed004-c"] | .errno == 11 and .socket_queued > 0' "(c) EAGAIN"
+has '.seed004["seed004-c"] | .splice_errno == 11 and
+	.socket_queued > 0' "(c) EAGAIN"
 ok "JSON report"
 
 # --- the table -------------------------------------------------------------
 expect_exit 0 "$DND" probe
-expect_out "seed 004 behaviours"
+expect_out "splice behaviours the relay relies on"
 expect_out "pass seed004-a"
 expect_out "io_uring (IORING_REGISTER_PROBE)"
 ok "table"
 
 # --- --require ---------------------------------------------------------------
 expect_exit 0 "$DND" probe --require splice-socket-pipe,rw
-expect_out "splice-socket-pipe: yes: moved"
+expect_out "splice-socket-pipe: yes: splice(loopback socket -> pipe) moved "
+expect_out " bytes, read back intact"
 expect_out "rw: yes: method rw is usable"
 
 expect_exit 2 "$DND" probe --require splice,no-such-thing

@@ -34,8 +34,10 @@ n=$(wc -l <"$J")
 [ "$n" -gt 10 ] || fail "only $n JSON lines"
 jq -s -e 'all(type == "object" and .schema == 1 and
 	(.machine.kernel | length) > 0 and .machine.ncpu >= 1 and
-	(.kind == "cell" or .kind == "reference"))' "$J" >/dev/null ||
-	fail "a JSON line lacks schema, kind or machine facts"
+	(.kind == "cell" or .kind == "reference") and
+	.type == "bench_" + .kind and (.dnd_version | length) > 0 and
+	(.time | test("^[0-9]{4}-[0-9]{2}-[0-9]{2}T")))' "$J" >/dev/null ||
+	fail "a JSON line lacks schema, type, kind, version, time or machine"
 [ "$(jq -s 'length' "$J")" = "$n" ] || fail "JSON Lines do not parse one per line"
 
 # Every cell ran, or says why not; none failed; the verdict fits the sink.

@@ -36,6 +36,15 @@ start() {
 	bg "$T/client.log" "$DND" bench relay --client -t "127.0.0.1:$rl" --flows "$1" --bytes 40Mi --reply 10Mi --half-close --pause
 	cpid=$BPID
 	wait_text "$T/client.log" "peer client: paused"
+	# Connected is not accepted: wait until the relay holds every flow,
+	# or a SIGTERM may find them still in its listen backlog.
+	local i
+	for i in $(seq 1 250); do
+		[ "$(ss -Htnp state established "( sport = :$rl )" |
+			grep -c "pid=$rpid,")" -ge "$1" ] && return
+		sleep 0.02
+	done
+	fail "the relay did not accept $1 flows in 5 s"
 }
 
 # Flows in the middle of their data when SIGTERM arrives: they finish.

@@ -29,7 +29,7 @@ pair() {
 		jq -e --argjson n "$size" '.ok and .verdict == "verified" and
 			.bytes == $n and (.zerocopy == null or
 			.zerocopy.zc_bytes + .zerocopy.copied_bytes == $n)' \
-			"$T/$side.log" >/dev/null ||
+			<(json_of "$T/$side.log") >/dev/null ||
 			fail "$sargs -> $rargs, $size bytes ($side): $(cat "$T/$side.log")"
 	done
 }
@@ -41,7 +41,7 @@ check_uring_send() {
 		if (.note | test("SEND_ZC")) then
 			($n == 0 or .zerocopy.completions > 0)
 		else (.note | test("plain SEND")) and
-			.zerocopy.completions == 0 end' "$T/s.log" >/dev/null ||
+			.zerocopy.completions == 0 end' <(json_of "$T/s.log") >/dev/null ||
 		fail "uring send accounting, $1 bytes: $(cat "$T/s.log")"
 }
 
@@ -69,19 +69,25 @@ for qd in 1 32; do
 	check_uring_send "$big"
 done
 jq -r '"  uring SEND_ZC on loopback: \(.zerocopy.completions) notifications, " +
-	"\(.zerocopy.copied_completions) reported copied"' "$T/s.log"
-jq -r '"  uring recv: \(.zerocopy.copied_bytes) B copied (RECV copies)"' "$T/r.log"
+	"\(.zerocopy.copied_completions) reported copied"' <(json_of "$T/s.log")
+jq -r '"  uring recv: \(.zerocopy.copied_bytes) B copied (RECV copies)"' <(json_of "$T/r.log")
 pair "-m uring-splice -b 1Mi --pipe-size 1Mi" "-m uring-splice -b 16Ki --pipe-size 16Ki" "$big"
-jq -e '.pipe == 16384' "$T/r.log" >/dev/null || fail "pipe size: $(cat "$T/r.log")"
+jq -e '.pipe == 16384' <(json_of "$T/r.log") >/dev/null || fail "pipe size: $(cat "$T/r.log")"
 ok "--qd 1 and 32, buffer and pipe sizes"
 
 # Streams: stdin is sent as segments, and the receiver must stop at each
 # segment's end. uring reads into user memory and hashes it there (so the
-# run is verified); splice never sees the bytes (counted).
+# run is verified); uring-splice never sees the bytes, so it is refused
+# unless both ends give up verification (counted).
+OUT=$(echo hi | "$DND" send -p 1 -c 127.0.0.1 -m uring-splice - 2>&1)
+[ $? = 2 ] || fail "uring-splice from a pipe, verifying: $OUT"
+expect_out "uring-splice cannot hash a stream source it never sees"
 for um in uring uring-splice; do
+	nv=
+	[ "$um" = uring-splice ] && nv=--no-verify
 	next_port
-	start_recv "$T/r.log" -m rw "$T/dst.$um"
-	cat "$T/src.$big" | "$DND" send -p "$PORT" -c 127.0.0.1 -m "$um" - \
+	start_recv "$T/r.log" -m rw $nv "$T/dst.$um"
+	cat "$T/src.$big" | "$DND" send -p "$PORT" -c 127.0.0.1 -m "$um" $nv - \
 		>"$T/s.log" 2>&1 || fail "$um from stdin: $(cat "$T/s.log")"
 	wait_recv
 	[ "$RRC" = 0 ] && cmp -s "$T/src.$big" "$T/dst.$um" ||

@@ -159,6 +159,54 @@ wait_size() {
 # be64 N: N as 8 big-endian bytes, for hand-made protocol messages.
 be64() { printf "$(printf '%016x' "$1" | sed 's/../\\x&/g')"; }
 
+# json_of LOG: the JSON lines of a log that also holds stderr ("dnd:
+# listening on ..." and messages).
+json_of() { grep '^{' "$1"; }
+
+# Hand-made protocol messages (src/core/proto.h), in one place:
+# msg_hdr LEN: the opening of a one-stream transfer of LEN payload bytes
+# (header, plan from 0, stream 0's join; the receiver's accept is left
+# unread); msg_hdr_seg: the same for segments; msg_trl BYTES HASH [FLAGS]:
+# a trailer, FLAGS 1 (default) carries the hash.
+be16() { printf "$(printf '%04x' "$1" | sed 's/../\\x&/g')"; }
+msg_open() { # msg_open VERSION FLAGS LEN
+	printf 'DNDH'; be16 "$1"; be16 "$2"; be64 "$3"; be64 7; be64 0
+	be16 1; head -c 14 /dev/zero
+	printf 'DNDP'; head -c 20 /dev/zero
+	printf 'DNDJ'; be16 0; be16 1; be64 7; be64 0; be64 "$3"
+}
+msg_hdr() { msg_open 2 0 "$1"; }
+msg_hdr_seg() { msg_open 2 1 0; }
+msg_trl() { printf "DNDT\\x00\\x00\\x00\\x$(printf %02x "${3:-1}")"; be64 "$1"; be64 "$2"; }
+
+# xxh3 FILE: the file's XXH3-64 as 0x<hex> (for msg_trl).
+xxh3() { echo "0x$(xxhsum -H3 "$1" | grep -oE '[0-9a-f]{16}' | head -n1)"; }
+
+# perl_peer PORT MODE < BYTES: connects to 127.0.0.1:PORT, sends stdin and
+# then, by MODE: "fin" shuts down writing and reads until the peer closes;
+# "rst" closes at once with a reset (SO_LINGER 0); "stall" keeps the
+# connection open 5 s without sending more. Bounded by timeout.
+perl_peer() {
+	timeout 20 perl -MSocket -e '
+		my ($port, $mode) = @ARGV;
+		socket(my $s, PF_INET, SOCK_STREAM, 0) or die "socket: $!";
+		connect($s, sockaddr_in($port, inet_aton("127.0.0.1")))
+			or die "connect: $!";
+		binmode STDIN; local $/; my $d = <STDIN>;
+		my $o = 0;
+		while ($o < length $d) {
+			my $n = syswrite($s, $d, length($d) - $o, $o);
+			defined $n or exit 0; $o += $n;
+		}
+		if ($mode eq "rst") {
+			setsockopt($s, SOL_SOCKET, SO_LINGER, pack("ii", 1, 0));
+			close $s; exit 0;
+		}
+		if ($mode eq "stall") { sleep 5; exit 0; }
+		shutdown($s, 1); my $b; 1 while sysread($s, $b, 65536);
+	' "$1" "$2"
+}
+
 # bg LOG CMD...: runs CMD in the background (killed at exit); sets BPID.
 bg() {
 	local log=$1; shift

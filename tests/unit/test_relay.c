@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * The relay under faults a load generator does not make: urgent (MSG_OOB)
- * data, a target that resets after sending, a client that resets while idle.
+ * data, a target that resets after sending, a client that resets while idle,
+ * and a failure of the relay itself (an fd it cannot write to).
  */
 #include <sys/prctl.h>
 #include <sys/socket.h>
@@ -10,6 +11,7 @@
 #include <arpa/inet.h>
 #include <linux/sockios.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -18,11 +20,17 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "relay/relay.h"
+#include "core/net.h"
+#include "core/pipe.h"
 #include "core/stats.h"
+#include "relay/evloop.h"
+#include "relay/relay.h"
+#include "relay/relay_flow.h"
+#include "relay/relay_pump.h"
 
 #define T_WAIT_MS 5000		/* bound on every wait in here */
 #define T_RESET_BYTES (1u << 20)
+#define T_STATS_HEAD "{\"schema\":1,\"type\":\"relay_stats\","
 
 /* flags: SOCK_NONBLOCK for the relay's listener (it accepts in a loop). */
 static int t_listen(uint16_t *port, int flags)
@@ -220,8 +228,12 @@ static void t_oob(enum relay_mode mode, const char *name)
 	close(tl);
 	t_relay_stop(pid, statfd, stats, sizeof(stats));
 	CHECK(t_num(stats, "completed") == 1 && t_num(stats, "resets") == 0 &&
+	      t_num(stats, "errors") == 0 &&
 	      t_num(stats, "bytes_client_to_target") == sizeof(out),
 	      "%s oob: relay stats: %s", name, stats);
+	CHECK(!strncmp(stats, T_STATS_HEAD, strlen(T_STATS_HEAD)),
+	      "%s oob: the stats line starts with schema 1, type relay_stats",
+	      name);
 	if (mode == DND_RELAY_SPLICE)
 		CHECK(t_num(stats, "urgent_copies") >= 1 &&
 		      t_num(stats, "splice_in_calls") >= 2,
@@ -326,6 +338,68 @@ static void t_idle_reset(void)
 	      "idle reset: the flow was closed, not leaked: %s", stats);
 }
 
+/*
+ * A flow whose target is an fd the relay cannot write to (/dev/null opened
+ * read-only: send() says ENOTSOCK, splice() EBADF). relay_pump() must
+ * return that error, and the flow must end as a relay error: the client,
+ * whose bytes were not delivered, gets a reset, the bytes count as
+ * discarded, not delivered.
+ */
+static void t_pump_error(enum relay_mode mode, const char *name, int want)
+{
+	struct relay_opts o;
+	struct relay_stats st;
+	struct relay r;
+	struct relay_flow *f = calloc(1, sizeof(*f));
+	uint16_t port;
+	int lfd = t_listen(&port, 0), c = t_connect(port), a = t_accept(lfd);
+	int t = open("/dev/null", O_RDONLY | O_CLOEXEC), e, err = 0, i;
+	char buf[16];
+	size_t got;
+
+	relay_defaults(&o);
+	o.mode = mode;
+	memset(&st, 0, sizeof(st));
+	memset(&r, 0, sizeof(r));
+	r.o = &o;
+	r.st = &st;
+	r.lfd = r.sfd = -1;
+	r.paused = r.draining = true;	/* no listener to resume */
+	r.budget = 256 * 1024;
+	if (!f || a < 0 || t < 0 || net_nonblock(a) ||
+	    evloop_init(&r.el, 1024, 16) || pipe_pool_init(&r.pool, 4, 0)) {
+		perror("setup");
+		exit(1);
+	}
+	f->r = &r;
+	f->fd[0] = a;
+	f->fd[1] = t;
+	f->dir[0].rd_ready = true;
+	r.nflows = 1;
+	st.active = 1;
+	relay_list_add(&r.open, f);
+	t_send_all(c, "hello", 5, 0);
+	for (i = 0; i < T_WAIT_MS && net_inq(a) < 5; i++)
+		usleep(1000);
+	e = relay_pump(&r, f, 0);
+	CHECK(e == -want, "%s relay error: relay_pump returns %d (%s): %d",
+	      name, -want, strerror(want), e);
+	relay_flow_after(&r, f, e);
+	CHECK(st.errors == 1 && st.resets == 0 && st.active == 0 &&
+	      r.nflows == 0 && st.bytes[0] == 0 && st.bytes_discarded == 5,
+	      "%s relay error: counted as an error (%llu), 5 bytes discarded "
+	      "(%llu), none delivered", name, (unsigned long long)st.errors,
+	      (unsigned long long)st.bytes_discarded);
+	got = t_read_all(c, buf, sizeof(buf), &err);
+	CHECK(got == 0 && err == ECONNRESET,
+	      "%s relay error: the client gets a reset, not a FIN: %s", name,
+	      err ? strerror(err) : "EOF");
+	close(c);
+	close(lfd);
+	pipe_pool_free(&r.pool);
+	evloop_free(&r.el);
+}
+
 int main(void)
 {
 	signal(SIGPIPE, SIG_IGN);
@@ -334,5 +408,7 @@ int main(void)
 	t_target_reset(DND_RELAY_SPLICE, "splice");
 	t_target_reset(DND_RELAY_RW, "rw");
 	t_idle_reset();
+	t_pump_error(DND_RELAY_SPLICE, "splice", EBADF);
+	t_pump_error(DND_RELAY_RW, "rw", ENOTSOCK);
 	return CHECK_DONE();
 }

@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The relay's insides, shared by relay.c (the loop, flows' lives, timers)
- * and relay_pump.c (moving one direction's bytes). Not for other modules.
+ * The relay's types only [hap -t.h]: the loop (relay.c), a flow and its
+ * lists (relay_flow.c, relay_accept.c), a direction (relay_pump.c). Each of
+ * those files declares its functions in its own header.
  */
-#ifndef DND_RELAY_INT_H
-#define DND_RELAY_INT_H
+#ifndef DND_RELAY_TYPES_H
+#define DND_RELAY_TYPES_H
 
 #include <sys/socket.h>
 #include <sys/types.h>
@@ -12,10 +13,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "relay/evloop.h"
 #include "core/pipe.h"
-#include "relay/relay.h"
 #include "core/stats.h"
+#include "relay/evloop.h"
+#include "relay/relay.h"
 
 /* One direction: bytes read from fd[i] wait here until written to fd[!i]. */
 struct relay_dir {
@@ -67,6 +68,7 @@ struct relay {
 	bool stop;
 	bool told_connect;	/* the first target failure was logged */
 	bool told_accept;
+	bool told_error;	/* the first relay error was logged */
 	size_t budget;
 	struct dnd_sample t0;
 	struct relay_list waiting;	/* accepted, no fd left for the target */
@@ -75,23 +77,5 @@ struct relay {
 	double retry_at;	/* when waiting flows try again */
 	unsigned int nflows;
 };
-
-/* Adds f to l, keeping l ordered by f->last (oldest first). */
-void relay_list_add(struct relay_list *l, struct relay_flow *f);
-
-/* Takes f out of its list, if any. */
-void relay_list_del(struct relay_flow *f);
-
-/* A socket ioctl's count (SIOCOUTQ, FIONREAD, SIOCATMARK); 0 on failure. */
-int relay_ioctl(int fd, unsigned long req);
-
-/* Marks fd[s] broken with err (-errno): see relay_pump.c. */
-void relay_sock_broken(struct relay *r, struct relay_flow *f, int s, int err);
-
-/*
- * Moves direction i (fd[i] -> fd[!i]) as far as it goes this wakeup.
- * Returns 0 or -errno.
- */
-int relay_pump(struct relay *r, struct relay_flow *f, int i);
 
 #endif

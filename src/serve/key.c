@@ -1,0 +1,210 @@
+// SPDX-License-Identifier: MIT
+/* Key files for dnd serve: strict loading and exclusive, atomic creation. */
+#include <sys/stat.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <sodium.h>
+
+#include "serve/key.h"
+
+void key_wipe(struct dnd_key *k)
+{
+	sodium_memzero(k, sizeof(*k));
+}
+
+/* Refuses a key file that is not regular or that others may read. */
+static int key_check_stat(int fd, const char *path, char *why, size_t len)
+{
+	struct stat st;
+
+	if (fstat(fd, &st) == -1) {
+		snprintf(why, len, "key file %s: fstat: %s", path,
+			 strerror(errno));
+		return -errno;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		snprintf(why, len, "key file %s is not a regular file", path);
+		return -EINVAL;
+	}
+	if (st.st_mode & 077) {
+		snprintf(why, len, "key file %s has mode %04o: group or others "
+			 "may access it; run chmod 600 %s", path,
+			 (unsigned int)(st.st_mode & 07777), path);
+		return -EPERM;
+	}
+	return 0;
+}
+
+/* Reads at most cap bytes (to EOF) into buf; returns the count or -errno. */
+static ssize_t key_read_all(int fd, uint8_t *buf, size_t cap)
+{
+	size_t got = 0;
+	ssize_t n;
+
+	while (got < cap) {
+		n = read(fd, buf + got, cap - got);
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n == -1)
+			return -errno;
+		if (n == 0)
+			break;
+		got += (size_t)n;
+	}
+	return (ssize_t)got;
+}
+
+/* Checks the secret's length once the trailing newline is dropped. */
+static int key_check_len(struct dnd_key *k, size_t n, const char *path,
+			 char *why, size_t len)
+{
+	if (n > DND_KEY_MAX) {
+		snprintf(why, len, "key file %s is longer than %d bytes",
+			 path, DND_KEY_MAX);
+		return -EINVAL;
+	}
+	if (n && k->bytes[n - 1] == '\n')
+		n--;
+	if (n < DND_KEY_MIN) {
+		snprintf(why, len, "key file %s holds %zu bytes; a key needs at "
+			 "least %d (make one with dnd serve --new-key FILE)",
+			 path, n, DND_KEY_MIN);
+		return -EINVAL;
+	}
+	k->len = n;
+	return 0;
+}
+
+int key_load(const char *path, struct dnd_key *k, char *why, size_t len)
+{
+	uint8_t extra[2];
+	ssize_t n, more;
+	int fd, err;
+
+	key_wipe(k);
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd == -1) {
+		err = -errno;
+		snprintf(why, len, "key file %s: %s", path, strerror(errno));
+		return err;
+	}
+	err = key_check_stat(fd, path, why, len);
+	if (err)
+		goto out;
+	/* One byte past the limit tells "too long" from "exactly full". */
+	n = key_read_all(fd, k->bytes, DND_KEY_MAX);
+	more = n < 0 ? 0 : key_read_all(fd, extra, 1);
+	if (n < 0 || more < 0) {
+		err = n < 0 ? (int)n : (int)more;
+		snprintf(why, len, "key file %s: read: %s", path,
+			 strerror(-err));
+		goto out;
+	}
+	err = key_check_len(k, (size_t)(n + more), path, why, len);
+	sodium_memzero(extra, sizeof(extra));
+out:
+	close(fd);
+	if (err)
+		key_wipe(k);
+	return err;
+}
+
+/* Writes the hex key to fd and syncs it; 0 or -errno. */
+static int key_write_hex(int fd)
+{
+	uint8_t raw[DND_KEY_NEW_LEN];
+	char hex[2 * DND_KEY_NEW_LEN + 2];
+	size_t n = 2 * DND_KEY_NEW_LEN + 1, off = 0;
+	ssize_t w;
+	int err = 0;
+
+	randombytes_buf(raw, sizeof(raw));
+	sodium_bin2hex(hex, sizeof(hex), raw, sizeof(raw));
+	hex[2 * DND_KEY_NEW_LEN] = '\n';
+	while (off < n && !err) {
+		w = write(fd, hex + off, n - off);
+		if (w == -1 && errno != EINTR)
+			err = -errno;
+		else if (w > 0)
+			off += (size_t)w;
+	}
+	if (!err && fsync(fd) == -1)
+		err = -errno;
+	sodium_memzero(raw, sizeof(raw));
+	sodium_memzero(hex, sizeof(hex));
+	return err;
+}
+
+/* fsyncs the directory holding path, so the new link survives a crash. */
+static void key_sync_dir(const char *path)
+{
+	char dir[4096];
+	const char *slash = strrchr(path, '/');
+	int fd;
+
+	if (!slash)
+		snprintf(dir, sizeof(dir), ".");
+	else
+		snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path + 1),
+			 path);
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd == -1)
+		return;
+	fsync(fd);
+	close(fd);
+}
+
+int key_new(const char *path, char *why, size_t len)
+{
+	char tmp[4096];
+	struct stat st;
+	int fd, err;
+
+	if (sodium_init() < 0) {
+		snprintf(why, len, "libsodium failed to initialise");
+		return -EIO;
+	}
+	if (lstat(path, &st) == 0) {
+		snprintf(why, len, "%s exists; refusing to overwrite a key file "
+			 "(remove it first or choose another name)", path);
+		return -EEXIST;
+	}
+	if (snprintf(tmp, sizeof(tmp), "%s.XXXXXX", path) >= (int)sizeof(tmp)) {
+		snprintf(why, len, "key file name is too long");
+		return -ENAMETOOLONG;
+	}
+	fd = mkostemp(tmp, O_CLOEXEC);
+	if (fd == -1) {
+		err = -errno;
+		snprintf(why, len, "cannot create key file %s: %s", path,
+			 strerror(errno));
+		return err;
+	}
+	/* mkostemp's 0600 is masked by the umask; the key must be 0600. */
+	err = fchmod(fd, 0600) == -1 ? -errno : key_write_hex(fd);
+	if (close(fd) == -1 && !err)
+		err = -errno;
+	if (err)
+		snprintf(why, len, "cannot write key file %s: %s", path,
+			 strerror(-err));
+	/* link() refuses an existing path atomically, unlike rename(). */
+	if (!err && link(tmp, path) == -1) {
+		err = -errno;
+		if (err == -EEXIST)
+			snprintf(why, len, "%s exists; refusing to overwrite a "
+				 "key file (remove it first or choose another "
+				 "name)", path);
+		else
+			snprintf(why, len, "cannot create %s: %s", path,
+				 strerror(errno));
+	}
+	unlink(tmp);
+	if (!err)
+		key_sync_dir(path);
+	return err;
+}

@@ -1,0 +1,124 @@
+// SPDX-License-Identifier: MIT
+/* dnd serve's key files: modes refused, lengths bounded, one newline
+ * dropped, and --new-key's exclusive, atomic 0600 output. */
+#include <sys/stat.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "serve/key.h"
+
+static void write_file(const char *path, const char *s, size_t n, mode_t mode)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+
+	if (fd == -1 || write(fd, s, n) != (ssize_t)n)
+		perror(path);
+	fchmod(fd, mode);
+	close(fd);
+}
+
+static int count_entries(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	int n = 0;
+
+	while (d && (e = readdir(d)))
+		n += e->d_name[0] != '.';
+	if (d)
+		closedir(d);
+	return n;
+}
+
+static void test_key_load(const char *dir)
+{
+	char p[256], want[1200], why[1200];
+	struct dnd_key k;
+
+	snprintf(p, sizeof(p), "%s/k644", dir);
+	write_file(p, "0123456789abcdefXYZ\n", 20, 0644);
+	snprintf(want, sizeof(want), "key file %s has mode 0644: group or "
+		 "others may access it; run chmod 600 %s", p, p);
+	CHECK(key_load(p, &k, why, sizeof(why)) == -EPERM &&
+	      !strcmp(why, want), "mode 0644 refused: %s", why);
+	snprintf(p, sizeof(p), "%s/kshort", dir);
+	write_file(p, "0123456789abcde\n", 16, 0600);
+	CHECK(key_load(p, &k, why, sizeof(why)) == -EINVAL &&
+	      strstr(why, "holds 15 bytes; a key needs at least 16"),
+	      "a 15-byte key refused: %s", why);
+	snprintf(p, sizeof(p), "%s/k16", dir);
+	write_file(p, "0123456789abcdef\n", 17, 0600);
+	CHECK(key_load(p, &k, why, sizeof(why)) == 0 && k.len == 16 &&
+	      !memcmp(k.bytes, "0123456789abcdef", 16),
+	      "16 bytes and a newline: the newline is not the key");
+	write_file(p, "0123456789abcdef\n\n", 18, 0600);
+	CHECK(key_load(p, &k, why, sizeof(why)) == 0 && k.len == 17 &&
+	      k.bytes[16] == '\n', "only one trailing newline is dropped");
+	CHECK(key_load(dir, &k, why, sizeof(why)) == -EINVAL,
+	      "a directory is no key file: %s", why);
+	snprintf(p, sizeof(p), "%s/fifo", dir);
+	mkfifo(p, 0600);
+	CHECK(key_load(p, &k, why, sizeof(why)) == -EINVAL,
+	      "a FIFO is refused without blocking: %s", why);
+	unlink(p);
+}
+
+static void test_key_new(const char *dir)
+{
+	char p[400], buf[300], buf2[128], why[1024];
+	struct dnd_key k;
+	struct stat st;
+	mode_t um;
+	int fd, i, hex = 0;
+	ssize_t n;
+
+	snprintf(buf, sizeof(buf), "%s/new", dir);
+	mkdir(buf, 0700);
+	snprintf(p, sizeof(p), "%s/key", buf);
+	um = umask(0277);	/* the key must be 0600 whatever the umask */
+	CHECK(key_new(p, why, sizeof(why)) == 0, "--new-key: %s", why);
+	umask(um);
+	fd = open(p, O_RDONLY | O_CLOEXEC);
+	n = read(fd, buf, sizeof(buf));
+	close(fd);
+	for (i = 0; i < 64 && n == 65; i++)
+		hex += !!strchr("0123456789abcdef", buf[i]) && buf[i];
+	CHECK(stat(p, &st) == 0 && (st.st_mode & 07777) == 0600,
+	      "mode 0600 (%o)", (unsigned int)(st.st_mode & 07777));
+	CHECK(n == 65 && hex == 64 && buf[64] == '\n',
+	      "64 hex characters and a newline");
+	CHECK(key_load(p, &k, why, sizeof(why)) == 0 && k.len == 64,
+	      "the new key loads: %s", why);
+	CHECK(key_new(p, why, sizeof(why)) == -EEXIST &&
+	      strstr(why, "refusing to overwrite"), "refuses to overwrite: %s",
+	      why);
+	fd = open(p, O_RDONLY | O_CLOEXEC);
+	CHECK(read(fd, buf2, sizeof(buf2)) == 65 && !memcmp(buf, buf2, 65),
+	      "the old key is unchanged");
+	close(fd);
+	strcpy(buf, p);
+	*strrchr(buf, '/') = '\0';
+	CHECK(count_entries(buf) == 1, "no temporary is left behind");
+	unlink(p);
+	rmdir(buf);
+}
+
+int main(void)
+{
+	char dir[] = "/tmp/dnd-test-key.XXXXXX", cmd[128];
+
+	if (!mkdtemp(dir))
+		return DND_T_FAIL;
+	test_key_load(dir);
+	test_key_new(dir);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	if (system(cmd))
+		printf("# could not remove %s\n", dir);
+	return CHECK_DONE();
+}

@@ -1,0 +1,83 @@
+// SPDX-License-Identifier: MIT
+/* Socket queue ioctls: net_inq, net_outq and net_at_mark on loopback TCP. */
+#include <sys/socket.h>
+#include <netinet/in.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "core/net.h"
+
+#define T_WAIT_MS 2000
+
+static int t_pair(int *cli, int *srv)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET };
+	socklen_t al = sizeof(a);
+	int lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	*cli = *srv = -1;
+	if (lfd == -1 || bind(lfd, (struct sockaddr *)&a, sizeof(a)) ||
+	    listen(lfd, 1) || getsockname(lfd, (struct sockaddr *)&a, &al))
+		return -1;
+	*cli = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (*cli != -1 && !connect(*cli, (struct sockaddr *)&a, sizeof(a)))
+		*srv = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+	close(lfd);
+	return *srv == -1 ? -1 : 0;
+}
+
+/* Waits until fn(fd) == want; returns the last value seen. */
+static int t_until(int (*fn)(int), int fd, int want)
+{
+	int i, v = fn(fd);
+
+	for (i = 0; i < T_WAIT_MS && v != want; i++) {
+		poll(NULL, 0, 1);
+		v = fn(fd);
+	}
+	return v;
+}
+
+int main(void)
+{
+	struct pollfd pfd = { .events = POLLPRI };
+	char buf[1000] = { 0 }, b;
+	int cli, srv, p[2];
+
+	if (t_pair(&cli, &srv)) {
+		printf("# no loopback TCP: %s\n", strerror(errno));
+		return DND_T_SKIP;
+	}
+	CHECK(net_inq(srv) == 0 && net_outq(cli) == 0 && net_at_mark(srv) == 0,
+	      "a new connection: both queues empty, no urgent mark");
+	CHECK(send(cli, buf, sizeof(buf), 0) == (ssize_t)sizeof(buf),
+	      "send 1000 bytes");
+	CHECK(t_until(net_inq, srv, 1000) == 1000,
+	      "the receiver's queue holds the 1000 bytes");
+	CHECK(t_until(net_outq, cli, 0) == 0,
+	      "the sender's queue empties once they are acknowledged");
+	b = 'u';
+	CHECK(send(cli, &b, 1, MSG_OOB) == 1, "send one urgent byte");
+	/* POLLPRI: the urgent pointer has arrived. */
+	pfd.fd = srv;
+	CHECK(poll(&pfd, 1, T_WAIT_MS) == 1, "the urgent byte arrived");
+	CHECK(net_at_mark(srv) == 0, "1000 bytes before the urgent mark");
+	CHECK(recv(srv, buf, sizeof(buf), 0) == (ssize_t)sizeof(buf) &&
+	      net_at_mark(srv) == 1, "after reading them, at the mark");
+	CHECK(net_inq(-1) == -EBADF && net_outq(-1) == -EBADF &&
+	      net_at_mark(-1) == -EBADF, "a bad fd: -EBADF");
+	if (pipe2(p, O_CLOEXEC) == 0) {
+		CHECK(write(p[1], "abc", 3) == 3 && net_inq(p[0]) == 3,
+		      "net_inq counts a pipe's bytes too (FIONREAD)");
+		close(p[0]);
+		close(p[1]);
+	}
+	close(cli);
+	close(srv);
+	return CHECK_DONE();
+}
