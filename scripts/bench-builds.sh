@@ -32,14 +32,22 @@ for r in $(seq 1 "$rounds"); do
 	done
 done
 
-# One line per cell: group send recv -> median over the rounds' medians.
+# One line per cell: table:src>sink|send|recv|median over the rounds'
+# medians (values sorted per cell, then the middle one taken).
 summary() {
 	cat "$dir/$1".*.jsonl | jq -r 'select(.kind == "cell" and .status == "ok") |
 		"\(.table // "-"):\(.src)>\(.sink)|\(.send)|\(.recv)|\(.mb_per_s.median)"' |
-		sort | awk -F'|' '{ k = $1 "|" $2 "|" $3; v[k] = v[k] " " $4 }
-		END { for (k in v) { n = split(v[k], a, " "); asort(a);
-			m = n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2;
-			print k "|" m } }' | sort
+		sort -t'|' -k1,1 -k2,2 -k3,3 -k4,4g |
+		awk -F'|' 'function out(  m) {
+				if (!n) return
+				if (n % 2) m = v[(n + 1) / 2]
+				else m = (v[n / 2] + v[n / 2 + 1]) / 2
+				print key "|" m
+			}
+			{ k = $1 "|" $2 "|" $3
+			  if (k != key) { out(); key = k; n = 0 }
+			  v[++n] = $4 }
+			END { out() }'
 }
 summary old >"$dir/old.txt"
 summary new >"$dir/new.txt"
