@@ -74,16 +74,31 @@ static const struct opt_def xfer_opts[] = {
 	  .hint = "give a queue depth from 1 to 1024", .group = "Data path",
 	  .help = "uring: requests in flight (default 4); zerocopy: ring "
 	  "buffers (default: enough to fill the send buffer)", OPT_AT(S, qd) },
+	{ .name = "parallel", .letter = 'P', .type = DND_OPT_COUNT, .min = 1,
+	  .max = DND_STREAMS_MAX, .roles = DND_ROLE_SEND,
+	  .hint = "give 1 to 64 streams", .group = "Data path",
+	  .help = "split FILE over N TCP connections, each landing at its "
+	  "offset (the receiver learns N from the sender)",
+	  .misuse = "-P is the sender's; the receiver takes as many streams "
+	  "as the sender opens", OPT_AT(S, streams) },
 	{ .name = "overwrite", .letter = 'o', .type = DND_OPT_FLAG,
 	  .roles = DND_ROLE_RECV, .group = "The file",
 	  .help = "FILE exists: overwrite it IN PLACE, then cut it to the "
-	  "bytes received (on failure FILE is removed)", .misuse = "-o is for the "
+	  "bytes received; destructive: on failure FILE is removed, and a "
+	  "symlink is refused", .misuse = "-o is for the "
 	  "receiver's FILE; the sender only reads", OPT_AT(S, overwrite) },
 	{ .name = "replace", .alias = "truncate", .letter = 't',
 	  .type = DND_OPT_FLAG, .roles = DND_ROLE_RECV,
-	  .group = "The file", .help = "FILE exists: replace it "
-	  "with the data received (on failure FILE is removed)", .misuse = "-t is for the "
+	  .group = "The file", .help = "FILE exists (a symlink too): replace "
+	  "it atomically once the data is verified; on failure FILE stays as "
+	  "it was", .misuse = "-t is for the "
 	  "receiver's FILE; the sender only reads", OPT_AT(S, truncate) },
+	{ .name = "resume", .type = DND_OPT_FLAG, .roles = DND_ROLE_RECV,
+	  .group = "The file", .help = "keep what landed of a failed "
+	  "transfer (.FILE.dnd-partial), and take it up when the same source "
+	  "comes again: only the rest is sent", .misuse = "--resume is the "
+	  "receiver's; the sender always says what its source is",
+	  OPT_AT(S, resume) },
 	{ .name = "sync", .type = DND_OPT_WORD, .roles = DND_ROLE_RECV,
 	  .words = xfer_sync_words, .metavar = "end|stream",
 	  .group = "The file", .help = "how the data reaches the disk "
@@ -101,6 +116,15 @@ static const struct opt_def xfer_opts[] = {
 	  OPT_AT(S, verify) },
 	{ .name = "json", .type = DND_OPT_FLAG, .group = "Checks and report",
 	  .help = "print the report as one JSON object", OPT_AT(S, json) },
+	{ .name = "interval", .letter = 'i', .type = DND_OPT_SECONDS,
+	  .flags = DND_OPT_F_POSITIVE, .group = "Checks and report",
+	  .metavar = "SEC", .help = "a line per SEC seconds while it runs "
+	  "(at least 0.1): bytes, rate, CPU, retransmits, RTT",
+	  OPT_AT(S, interval) },
+	{ .name = "json-stream", .type = DND_OPT_FLAG,
+	  .group = "Checks and report", .help = "JSON Lines on stdout as it "
+	  "runs: an \"interval\" object per -i, then the \"report\"",
+	  OPT_AT(S, json_stream) },
 	{ .name = NULL },
 };
 
@@ -134,6 +158,21 @@ static void xfer_check(struct opt_state *st, void *obj)
 	if (o->overwrite && o->truncate) {
 		log_err("-o and -t conflict: -o overwrites FILE in place, -t "
 			"replaces it; choose one");
+		st->bad++;
+	}
+	if (o->interval && o->interval < 0.1) {
+		log_err("-i %g: give at least 0.1 seconds", o->interval);
+		st->bad++;
+	}
+	if (o->json_stream && !o->interval)
+		o->interval = 1;
+	if (o->resume && (o->overwrite || o->raw)) {
+		log_err("--resume lands through a temporary file and needs the "
+			"framing; it cannot go with %s", o->raw ? "--raw" : "-o");
+		st->bad++;
+	}
+	if (o->streams > 1 && o->raw) {
+		log_err("--raw has no framing to tell streams apart; use -P 1");
 		st->bad++;
 	}
 	if (o->m && (o->sender ? !o->m->send : !o->m->recv)) {
@@ -202,6 +241,7 @@ static void xfer_defaults(struct session_opts *o)
 	o->timeout = 60;
 	o->connect_timeout = 10;
 	o->m = method_find("rw");
+	o->streams = 1;
 }
 
 static int xfer_main(const struct opt_cmd *c, int argc, char **argv)

@@ -304,11 +304,15 @@ int land_open_resume(struct dnd_land *l, const char *target, bool truncate,
 		if (r == 0 && (!S_ISREG(st.st_mode) ||
 			       (uint64_t)st.st_size < pre))
 			r = -EBADMSG;
-		if (r)
+		if (r) {
 			snprintf(note, nlen, "the kept partial file %s is %s; "
 				 "starting over", part, r == -ESTALE ?
 				 "of another source (size, time or inode "
 				 "differ)" : "damaged or without its record");
+			/* A failure of this transfer keeps its own. */
+			unlink(part);
+			unlink(info);
+		}
 		r = 0;
 	}
 	r = r ? r : land_open(l, target, false, truncate, err, len);

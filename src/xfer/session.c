@@ -179,7 +179,10 @@ int session_stream_fd(struct session *s, unsigned int i)
 	if (i == 0) {
 		s->fd[0] = e->fd;
 	} else if (e->ep == DND_EP_NULL) {
-		s->fd[i] = -1;		/* the null method touches no file */
+		/* /dev/null keeps no offset: the same description will do. */
+		s->fd[i] = fcntl(e->fd, F_DUPFD_CLOEXEC, 0);
+		if (s->fd[i] == -1)
+			return session_fail(s, "dup: %s", strerror(errno));
 		return 0;
 	} else {
 		/* A file description of its own: every method may then read
@@ -358,17 +361,18 @@ static void session_cleanup(struct session *s, int code)
 {
 	unsigned int i;
 
-	xfer_close(&s->t);
-	XXH3_freeState(s->hash);
-	for (i = 1; i < s->n; i++)
-		if (s->fd[i] >= 0)
-			close(s->fd[i]);
+	/* The streams' counts say what a kept partial file holds. */
 	if (!s->end.landing)
 		endpoint_close(&s->end);
 	else if (!code)
 		land_free(&s->land);
 	else if (!s->o->resume || session_keep(s))
 		land_abort(&s->land);
+	xfer_close(&s->t);
+	XXH3_freeState(s->hash);
+	for (i = 1; i < s->n; i++)
+		if (s->fd[i] >= 0)
+			close(s->fd[i]);
 	io_stop_fd = -1;
 	for (i = 0; i < DND_STREAMS_MAX; i++)
 		if (s->sock[i] >= 0)

@@ -180,7 +180,7 @@ msg_hdr_seg() { msg_open 2 1 0; }
 msg_trl() { printf "DNDT\\x00\\x00\\x00\\x$(printf %02x "${3:-1}")"; be64 "$1"; be64 "$2"; }
 
 # xxh3 FILE: the file's XXH3-64 as 0x<hex> (for msg_trl).
-xxh3() { echo "0x$(xxhsum -H3 "$1" | grep -oE '[0-9a-f]{16}' | head -n1)"; }
+xxh3() { echo "0x$(xxhsum -H3 "$1" 2>/dev/null | grep -oE '[0-9a-f]{16}' | head -n1)"; }
 
 # perl_peer PORT MODE < BYTES: connects to 127.0.0.1:PORT, sends stdin and
 # then, by MODE: "fin" shuts down writing and reads until the peer closes;
