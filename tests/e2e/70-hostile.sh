@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# A hostile peer against every receive method: real `dnd send` streams,
-# captured, then replayed with bit flips, truncation, tiny writes, stalls,
-# resets and trailing garbage. The receiver must exit 0 or 1, never report a
-# sanitizer error, and leave the disk agreeing with its exit code.
+# A hostile peer against every receive method: real `dnd send` transfers
+# (files, -P 2 and 3 streams, /dev/zero, a pipe's segments), captured, then
+# replayed with bit flips, truncation, tiny writes, stalls, resets, trailing
+# garbage, a withheld hash, a stream that never comes or comes twice. The
+# receiver must exit 0 or 1, never report a sanitizer error, name the cause,
+# and leave the disk agreeing with its exit code. Known receiver defects are
+# listed in hostile.py (KNOWN) with their reason.
 # DND_HOSTILE_N runs per method and seed (20), DND_HOSTILE_SEED (1) plus one
 # random seed unless DND_HOSTILE_RANDOM=0, DND_HOSTILE_ONLY=method:run.
 . "$(dirname "$0")/lib.sh"

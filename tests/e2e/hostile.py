@@ -28,7 +28,7 @@ SANITIZER = re.compile(r"Sanitizer|runtime error:|dnd: BUG")
 
 # A refused run of these kinds must name its cause in these words.
 CAUSES = {"stall": "--timeout", "truncate": "closed the connection",
-          "reset": "reset"}
+          "reset": "reset", "absent": "--timeout", "twice": "came twice"}
 
 # Known receiver defects: a run of that kind (field, method, capture: any
 # when left out) whose every problem matches the pattern is reported as
@@ -86,8 +86,11 @@ class Run:
         self.cfg, self.seed, self.method, self.idx = cfg, seed, method, idx
         self.rng = random.Random("%d/%s/%d" % (seed, method, idx))
         self.kind = KINDS[idx % len(KINDS)]
-        segged = [c for c in caps if c.segmented]
-        self.cap = self.rng.choice(segged if self.kind == "flip-seg" else caps)
+        if self.kind == "flip-seg":
+            caps = [c for c in caps if c.segmented]
+        elif self.kind in ("absent", "twice"):
+            caps = [c for c in caps if len(c.streams) > 1]
+        self.cap = self.rng.choice(caps)
         self.null = method == "null"
         self.plan = plan_for(self.kind, self.cap, self.rng, self.null)
         self.name = "s%d-%s-%d" % (seed, method, idx)
@@ -104,6 +107,7 @@ class Run:
             self.args.append(self.exists)
         self.problems, self.notes = [], []
         self.reply, self.rc, self.stall_secs = None, None, None
+        self.stall_from = None
         self.proc = None
 
     def describe(self):
@@ -150,13 +154,20 @@ class Run:
         with open(self.log, errors="replace") as f:
             return f.read()
 
-    def send(self, s, data):
+    def connect(self):
+        s = socket.create_connection(("127.0.0.1", self.port), timeout=5)
+        s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        s.settimeout(10 + self.cfg.slack)
+        return s
+
+    def send(self, s, data, chunks):
+        """Sends data (in chunks when given); False when the peer went."""
         try:
-            if self.plan.chunks is None:
+            if chunks is None:
                 s.sendall(data)
                 return True
             p = 0
-            for i, n in enumerate(self.plan.chunks):
+            for i, n in enumerate(chunks):
                 s.sendall(data[p:p + n])
                 p += n
                 if i % 64 == 63:
@@ -166,9 +177,50 @@ class Run:
             self.notes.append("send: %s" % e)
             return False
 
+    def stream(self, i, socks, ctl_sent):
+        """Sends stream i as planned (stream 0 first says what the others
+        join), then ends it the planned way. A thread's body."""
+        p, start = self.plan, self.cap.start[i]
+        data, chunks = p.datas[i], None
+        end = p.cut if i == p.target else len(data)
+        if i == p.target:
+            if p.mode == "absent":
+                return
+            chunks = p.chunks
+        if i and not ctl_sent.wait(10 + self.cfg.slack):
+            return
+        try:
+            socks[i] = s = self.connect()
+        except OSError as e:
+            self.notes.append("connect stream %d: %s" % (i, e))
+            return
+        if i == 0 and chunks is None:
+            ok = self.send(s, data[:min(start, end)], None)
+            ctl_sent.set()
+            ok = ok and self.send(s, data[min(start, end):end], None)
+        else:
+            ctl_sent.set()
+            ok = self.send(s, data[:end], chunks)
+        mode = p.mode if i == p.target else "full"
+        if mode == "stall":
+            self.stall_from = time.monotonic()
+        elif mode == "reset":
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER,
+                         struct.pack("ii", 1, 0))
+            s.close()
+            socks[i] = None
+        elif ok:
+            # A FIN; what the receiver says is read before closing, so that
+            # closing with it unread sends no RST.
+            try:
+                s.shutdown(socket.SHUT_WR)
+            except OSError as e:
+                self.notes.append("shutdown stream %d: %s" % (i, e))
+
     def read_reply(self, s):
         """The accept, then the reply: whatever comes until the end."""
-        s.settimeout(10 + self.cfg.slack + len(self.plan.data) / HASH_RATE)
+        s.settimeout(10 + self.cfg.slack +
+                     sum(map(len, self.plan.datas)) / HASH_RATE)
         buf = b""
         try:
             while len(buf) < 2 * MSG:
@@ -182,36 +234,41 @@ class Run:
             if buf[at:at + 4] == b"DNDR":
                 self.reply = struct.unpack(">4sHHQQ", buf[at:at + MSG])[1:]
 
-    def drive(self):
-        p = self.plan
-        s = socket.create_connection(("127.0.0.1", self.port), timeout=5)
-        s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        s.settimeout(10 + self.cfg.slack)
+    def stall(self):
+        """Waits, with the stalled stream held open, for the receiver to
+        give up; it may take --timeout and the hashing of what came."""
+        allowed = TIMEOUT + sum(map(len, self.plan.datas)) / HASH_RATE + \
+            self.cfg.slack
         try:
-            sent = self.send(s, p.data[:p.cut])
-            if p.mode in ("full", "close"):
-                # A FIN, then what the receiver says (its accept, a
-                # reply), so that closing with it unread sends no RST.
-                try:
-                    if sent:
-                        s.shutdown(socket.SHUT_WR)
-                except OSError as e:
-                    self.notes.append("shutdown: %s" % e)
-                self.read_reply(s)
-            elif p.mode == "reset":
-                s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER,
-                             struct.pack("ii", 1, 0))
-            elif p.mode == "stall":
-                t0 = time.monotonic()
-                allowed = TIMEOUT + p.cut / HASH_RATE + self.cfg.slack
-                try:
-                    self.proc.wait(timeout=allowed)
-                    self.stall_secs = time.monotonic() - t0
-                except subprocess.TimeoutExpired:
-                    self.problem("still running %.1f s into a stall with "
-                                 "--timeout %d (hang)" % (allowed, TIMEOUT))
+            self.proc.wait(timeout=allowed)
+            self.stall_secs = time.monotonic() - self.stall_from
+        except subprocess.TimeoutExpired:
+            self.problem("still running %.1f s into a stall with "
+                         "--timeout %d (hang)" % (allowed, TIMEOUT))
+
+    def drive(self):
+        """Every stream in its own thread, as dnd send does."""
+        n = len(self.plan.datas)
+        socks, ctl_sent = [None] * n, threading.Event()
+        threads = [threading.Thread(target=self.stream,
+                                    args=(i, socks, ctl_sent))
+                   for i in range(n)]
+        try:
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join(30 + self.cfg.slack)
+            if any(t.is_alive() for t in threads):
+                self.problem("a stream could not be sent in %d s" %
+                             (30 + self.cfg.slack))
+            if self.plan.mode == "stall" and self.stall_from is not None:
+                self.stall()
+            if socks[0] is not None:
+                self.read_reply(socks[0])
         finally:
-            s.close()
+            for s in socks:
+                if s is not None:
+                    s.close()
 
     def finish(self):
         if self.proc is None:
@@ -378,10 +435,7 @@ def main():
     a = ap.parse_args()
     cfg = Config(a)
     caps = capture_all(a.dnd, a.dir)
-    print("captures: " + ", ".join(
-        "%s %d bytes%s" % (c.name, len(c.data),
-                           " in %d segments" % (len(c.segs) - 1)
-                           if c.segmented else "") for c in caps))
+    print("captures: " + ", ".join(c.describe() for c in caps))
     runs = []
     for seed in map(int, a.seeds.split(",")):
         for m in a.methods.split(","):
