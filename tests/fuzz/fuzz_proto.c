@@ -27,11 +27,14 @@ static uint8_t *exact(const uint8_t *d, size_t size, size_t n)
 	return p;
 }
 
-/* A refusal's reason fits its buffer and says something. */
-static void check_why(int r, const char *why, size_t len)
+/* Whether a decoder refused; a refusal's reason fits its buffer and says
+ * something. */
+static bool refused(int r, const char *why, size_t len)
 {
-	if (r != -EBADMSG || !memchr(why, 0, len) || (len > 1 && !why[0]))
+	if (r && (r != -EBADMSG || !memchr(why, 0, len) ||
+		  (len > 1 && !why[0])))
 		abort();
+	return r;
 }
 
 /* Decoded messages re-encode to the very bytes: each has one encoding. */
@@ -47,10 +50,8 @@ static void fuzz_hdr(const uint8_t *in, char *why, size_t wl)
 	struct dnd_hdr h;
 	int r = proto_get_hdr(in, &h, why, (unsigned int)wl);
 
-	if (r) {
-		check_why(r, why, wl);
+	if (refused(r, why, wl))
 		return;
-	}
 	if (h.version != DND_PROTO_VERSION || h.flags & ~DND_HF_SEGMENTED ||
 	    h.length > DND_LEN_MAX || !h.streams ||
 	    h.streams > DND_STREAMS_MAX ||
@@ -66,10 +67,8 @@ static bool fuzz_accept(const uint8_t *in, char *why, size_t wl)
 	struct dnd_accept a;
 	int r = proto_get_accept(in, &a, why, (unsigned int)wl);
 
-	if (r) {
-		check_why(r, why, wl);
+	if (refused(r, why, wl))
 		return false;
-	}
 	if (a.status > DND_ST_MAX || a.flags & ~DND_AF_RESUME ||
 	    a.resume_from > DND_LEN_MAX ||
 	    (!(a.flags & DND_AF_RESUME) && (a.resume_from || a.prefix_hash)))
@@ -85,10 +84,8 @@ static bool fuzz_plan(const uint8_t *in, char *why, size_t wl)
 	struct dnd_plan p;
 	int r = proto_get_plan(in, &p, why, (unsigned int)wl);
 
-	if (r) {
-		check_why(r, why, wl);
+	if (refused(r, why, wl))
 		return false;
-	}
 	if (p.flags & ~DND_PF_MISMATCH || p.start > DND_LEN_MAX)
 		abort();
 	proto_put_plan(out, &p);
@@ -102,10 +99,8 @@ static void fuzz_join(const uint8_t *in, char *why, size_t wl)
 	struct dnd_join j;
 	int r = proto_get_join(in, &j, why, (unsigned int)wl);
 
-	if (r) {
-		check_why(r, why, wl);
+	if (refused(r, why, wl))
 		return;
-	}
 	if (!j.streams || j.streams > DND_STREAMS_MAX || j.index >= j.streams ||
 	    j.offset > DND_LEN_MAX || j.len > DND_LEN_MAX - j.offset)
 		abort();
@@ -119,10 +114,8 @@ static bool fuzz_end(const uint8_t *in, bool trailer, char *why, size_t wl)
 	struct dnd_end e;
 	int r = proto_get_end(in, trailer, &e, why, (unsigned int)wl);
 
-	if (r) {
-		check_why(r, why, wl);
+	if (refused(r, why, wl))
 		return false;
-	}
 	if (e.flags & ~DND_TF_HASH || e.status > DND_ST_MAX ||
 	    e.bytes > DND_LEN_MAX || !proto_status_name(e.status))
 		abort();
