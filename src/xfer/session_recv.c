@@ -155,6 +155,9 @@ static int recv_open(struct session *s)
 	}
 	if (s->end.landing && recv_land(s, &h, &a))
 		return 1;
+	/* A sender hashes only for a receiver that will compare. */
+	if (s->o->verify && s->end.ep == DND_EP_FILE)
+		a.flags |= DND_AF_VERIFY;
 	if (session_sent(s, proto_send_accept(s->sock[0], &a), "accept"))
 		return 1;
 	r = proto_recv_plan(s->sock[0], &p, why, sizeof(why));
