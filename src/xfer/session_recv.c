@@ -276,7 +276,8 @@ static int recv_verify(struct session *s, struct dnd_end *rep)
 
 	rep->bytes = total;
 	if (s->o->verify && s->end.ep == DND_EP_FILE) {
-		r = hash_fd(s->end.fd, 0, total, &rep->hash);
+		r = (s->o->direct ? hash_fd_direct : hash_fd)(s->end.fd, 0,
+							   total, &rep->hash);
 		if (r) {
 			rep->status = DND_ST_IOERR;
 			return session_fail(s, "cannot re-read %s to hash it: "
