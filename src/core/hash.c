@@ -13,7 +13,7 @@
 /* O_DIRECT reads: aligned for 512- and 4096-byte blocks, and large, since
  * each waits for the device with no read-ahead. */
 #define HASH_DIO_ALIGN	4096
-#define HASH_DIO_CHUNK	(4U << 20)
+#define HASH_DIO_CHUNK	(16U << 20)
 
 int hash_fd(int fd, off_t off, uint64_t len, uint64_t *out)
 {
