@@ -5,8 +5,10 @@
 # `deps.sh fuzz` also wants clang and its libFuzzer runtime (make fuzz).
 set -eu
 
+# python3 and python3-jsonschema: the tests read bench's CSV with Python's
+# csv module and check every JSON object against docs/schema/.
 PKGS="gcc make pkg-config libxxhash-dev xxhash liburing-dev libsodium-dev netcat-openbsd \
-iproute2 iperf3 strace gnuplot-nox jq"
+iproute2 iperf3 strace gnuplot-nox jq python3 python3-jsonschema"
 # libclang-rt-dev holds libFuzzer; clang only recommends it.
 [ "${1:-}" = fuzz ] && PKGS="$PKGS clang libclang-rt-dev"
 

@@ -12,6 +12,7 @@
 #include "bench/bench_out.h"
 #include "bench/bench_proc.h"
 #include "bench/bench_ref.h"
+#include "core/csv.h"
 #include "core/json.h"
 #include "xfer/method.h"
 #include "core/stats.h"
@@ -24,6 +25,10 @@ static const char *const state_names[] = {
 	[BENCH_SAME] = "same",
 	[BENCH_OFF] = "not in set",
 };
+
+/* The references a cell is compared with, as ratio keys (docs/json.md). */
+static const char *const ratio_keys[] = { "memcpy", "pipe", "iperf3",
+					  "iperf3-l1M" };
 
 /*
  * Starts a cell's or a reference's object: the fields every dnd object has
@@ -45,12 +50,12 @@ static void json_common(struct json *j, FILE *f, const struct bench *b,
 	json_str(j, "path", b->facts.path);
 	json_bool(j, "netns", b->ns_send[0] || b->o.netns);
 	if (b->o.netns) {
-		json_u64(j, "mtu", b->o.mtu);
+		json_u64(j, "mtu_bytes", b->o.mtu);
 		json_str(j, "rate", b->o.rate);
 		json_str(j, "netem", b->o.netem);
 	}
 	json_u64(j, "repeat", b->o.repeat);
-	json_u64(j, "window", b->o.window);
+	json_u64(j, "window_bytes", b->o.window);
 	json_str(j, "cache", b->o.cold && !b->cold_failed ? "cold" : "warm");
 	json_str(j, "cache_note", b->cache_note[0] ? b->cache_note : NULL);
 	json_bool(j, "pinned", b->o.pin);
@@ -60,9 +65,9 @@ static void json_side(struct json *j, const char *key, double user,
 		      double sys, double usmb, double callsmb)
 {
 	json_obj_begin(j, key);
-	json_f64(j, "cpu_user", user);
-	json_f64(j, "cpu_sys", sys);
-	json_f64(j, "cpu_usec_per_mb", usmb);
+	json_f64(j, "cpu_user_seconds", user);
+	json_f64(j, "cpu_sys_seconds", sys);
+	json_f64(j, "cpu_us_per_mb", usmb);
 	json_f64(j, "syscalls_per_mb", callsmb);
 	json_obj_end(j);
 }
@@ -81,8 +86,6 @@ static void json_mbps(struct json *j, double median, double lo, double hi)
 static void json_cell(FILE *f, const struct bench *b,
 		      const struct bench_cell *c)
 {
-	static const char *const keys[] = { "memcpy", "pipe", "iperf3",
-					    "iperf3-l1M" };
 	const struct bench_group *g = &b->groups[c->group];
 	const struct bench_sum *s = &c->sum;
 	struct json j;
@@ -94,10 +97,10 @@ static void json_cell(FILE *f, const struct bench *b,
 	json_str(&j, "sink", bench_sink_name(g->sink));
 	json_str(&j, "send", c->snd->name);
 	json_str(&j, "recv", c->rcv->name);
-	json_u64(&j, "buffer", c->sbsz);
-	json_u64(&j, "recv_buffer", c->rbsz);
-	json_u64(&j, "pipe", g->pipe);
-	json_u64(&j, "size", g->size);
+	json_u64(&j, "buffer_bytes", c->sbsz);
+	json_u64(&j, "recv_buffer_bytes", c->rbsz);
+	json_u64(&j, "pipe_asked_bytes", g->pipe);
+	json_u64(&j, "size_bytes", g->size);
 	json_str(&j, "status", state_names[c->state]);
 	json_str(&j, "reason", c->why[0] ? c->why : NULL);
 	json_u64(&j, "runs", c->nruns);
@@ -117,8 +120,9 @@ static void json_cell(FILE *f, const struct bench *b,
 		json_arr_end(&j);
 		json_obj_begin(&j, "ratio");
 		for (i = 0; i < 4; i++)
-			if (bench_ref_find(b, keys[i]))
-				json_f64(&j, keys[i], bench_ratio(b, c, keys[i]));
+			if (bench_ref_find(b, ratio_keys[i]))
+				json_f64(&j, ratio_keys[i],
+					 bench_ratio(b, c, ratio_keys[i]));
 		json_obj_end(&j);
 		json_bool(&j, "best_in_row", c->best);
 	}
@@ -138,7 +142,7 @@ static void json_ref(FILE *f, const struct bench *b, const struct bench_ref *r)
 	if (r->ok) {
 		json_mbps(&j, r->mbps, r->mbps_min, r->mbps_max);
 		if (r->usec_per_mb >= 0)
-			json_f64(&j, "cpu_usec_per_mb", r->usec_per_mb);
+			json_f64(&j, "cpu_us_per_mb", r->usec_per_mb);
 	}
 	json_end(&j);
 }
@@ -153,102 +157,86 @@ void bench_write_json(FILE *f, const struct bench *b)
 		json_ref(f, b, &b->refs[i]);
 }
 
-/* Quoted as RFC 4180 says; commas in free text become ';' as well, so that
- * `cut -d,` and awk -F, count the same columns as a CSV parser. */
-static void csv_str(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (; s && *s; s++) {
-		if (*s == '"')
-			fputc('"', f);
-		fputc(*s == '\n' ? ' ' : *s == ',' ? ';' : *s, f);
-	}
-	fputs("\",", f);
-}
-
-static void csv_num(FILE *f, bool have, double v, bool last)
-{
-	if (have)
-		fprintf(f, "%.6g", v);
-	fputc(last ? '\n' : ',', f);
-}
-
 #define CSV_HEADER \
-	"kind,table,src,sink,send,recv,buffer,recv_buffer,pipe,window,size," \
-	"status,reason," \
-	"verdict,runs,mb_s,mb_s_min,mb_s_max,gbit_s,send_user_s,send_sys_s," \
-	"recv_user_s,recv_sys_s,send_usec_per_mb,recv_usec_per_mb," \
-	"usec_per_mb_total,send_calls_per_mb,recv_calls_per_mb," \
-	"machine_busy_pct,machine_busy_run_pct,retransmits,x_memcpy,x_pipe," \
-	"x_iperf3,x_iperf3_l1m,best_in_row\n"
+	"kind,table,src,sink,send,recv,buffer_bytes,recv_buffer_bytes," \
+	"pipe_asked_bytes,window_bytes,size_bytes,status,reason,verdict,runs," \
+	"mb_per_s,mb_per_s_min,mb_per_s_max,gbit_per_s," \
+	"send_cpu_user_seconds,send_cpu_sys_seconds,recv_cpu_user_seconds," \
+	"recv_cpu_sys_seconds,send_cpu_us_per_mb,recv_cpu_us_per_mb," \
+	"cpu_us_per_mb,send_syscalls_per_mb,recv_syscalls_per_mb," \
+	"machine_busy_pct,machine_busy_run_pct,retransmits,ratio_memcpy," \
+	"ratio_pipe,ratio_iperf3,ratio_iperf3_l1m,best_in_row\n"
 
 static void csv_cell(FILE *f, const struct bench *b, const struct bench_cell *c)
 {
 	const struct bench_group *g = &b->groups[c->group];
 	const struct bench_sum *s = &c->sum;
 	bool ok = c->state == BENCH_OK;
+	struct csv_row r;
+	unsigned int k;
 
-	csv_str(f, "cell");
-	csv_str(f, g->label[0] ? g->label : "main");
-	csv_str(f, bench_src_name(g->src));
-	csv_str(f, bench_sink_name(g->sink));
-	csv_str(f, c->snd->name);
-	csv_str(f, c->rcv->name);
-	fprintf(f, "%llu,%llu,%u,%llu,%llu,", (unsigned long long)c->sbsz,
-		(unsigned long long)c->rbsz, g->pipe,
-		(unsigned long long)b->o.window, (unsigned long long)g->size);
-	csv_str(f, state_names[c->state]);
-	csv_str(f, c->why);
-	csv_str(f, ok ? c->runs[0].rcv.verdict : "");
-	fprintf(f, "%u,", c->nruns);
-	csv_num(f, ok, s->mbps, false);
-	csv_num(f, ok, s->mbps_min, false);
-	csv_num(f, ok, s->mbps_max, false);
-	csv_num(f, ok, s->mbps * 8 / 1000, false);
-	csv_num(f, ok, s->s_user, false);
-	csv_num(f, ok, s->s_sys, false);
-	csv_num(f, ok, s->r_user, false);
-	csv_num(f, ok, s->r_sys, false);
-	csv_num(f, ok, s->s_usmb, false);
-	csv_num(f, ok, s->r_usmb, false);
-	csv_num(f, ok, s->s_usmb + s->r_usmb, false);
-	csv_num(f, ok, s->s_callsmb, false);
-	csv_num(f, ok, s->r_callsmb, false);
-	csv_num(f, ok, s->busy, false);
-	csv_num(f, ok, s->busy_run, false);
-	csv_num(f, ok, s->retrans, false);
-	csv_num(f, ok && bench_ref_find(b, "memcpy"), bench_ratio(b, c, "memcpy"), false);
-	csv_num(f, ok && bench_ref_find(b, "pipe"), bench_ratio(b, c, "pipe"), false);
-	csv_num(f, ok && bench_ref_find(b, "iperf3"), bench_ratio(b, c, "iperf3"), false);
-	csv_num(f, ok && bench_ref_find(b, "iperf3-l1M"),
-		bench_ratio(b, c, "iperf3-l1M"), false);
-	csv_num(f, ok, c->best, true);
+	csv_row_begin(&r, f);
+	csv_str(&r, "cell");
+	csv_str(&r, g->label[0] ? g->label : "main");
+	csv_str(&r, bench_src_name(g->src));
+	csv_str(&r, bench_sink_name(g->sink));
+	csv_str(&r, c->snd->name);
+	csv_str(&r, c->rcv->name);
+	csv_u64(&r, c->sbsz);
+	csv_u64(&r, c->rbsz);
+	csv_u64(&r, g->pipe);
+	csv_u64(&r, b->o.window);
+	csv_u64(&r, g->size);
+	csv_str(&r, state_names[c->state]);
+	csv_str(&r, c->why);
+	csv_str(&r, ok ? c->runs[0].rcv.verdict : NULL);
+	csv_u64(&r, c->nruns);
+	csv_f64(&r, ok, s->mbps);
+	csv_f64(&r, ok, s->mbps_min);
+	csv_f64(&r, ok, s->mbps_max);
+	csv_f64(&r, ok, s->mbps * 8 / 1000);
+	csv_f64(&r, ok, s->s_user);
+	csv_f64(&r, ok, s->s_sys);
+	csv_f64(&r, ok, s->r_user);
+	csv_f64(&r, ok, s->r_sys);
+	csv_f64(&r, ok, s->s_usmb);
+	csv_f64(&r, ok, s->r_usmb);
+	csv_f64(&r, ok, s->s_usmb + s->r_usmb);
+	csv_f64(&r, ok, s->s_callsmb);
+	csv_f64(&r, ok, s->r_callsmb);
+	csv_f64(&r, ok, s->busy);
+	csv_f64(&r, ok, s->busy_run);
+	csv_f64(&r, ok, s->retrans);
+	for (k = 0; k < 4; k++)
+		csv_f64(&r, ok && bench_ref_find(b, ratio_keys[k]),
+			bench_ratio(b, c, ratio_keys[k]));
+	csv_f64(&r, ok, c->best);
+	csv_row_end(&r);
 }
 
-static void csv_ref(FILE *f, const struct bench *b, const struct bench_ref *r)
+static void csv_ref(FILE *f, const struct bench *b, const struct bench_ref *x)
 {
-	int i;
+	struct csv_row r;
 
-	csv_str(f, "reference");
-	csv_str(f, r->key);
-	for (i = 0; i < 4; i++)
-		csv_str(f, "");
-	fprintf(f, ",,,%llu,,", (unsigned long long)b->o.window);
-	csv_str(f, r->ok ? "ok" : "not measured");
-	csv_str(f, r->ok ? r->name : r->why);
-	csv_str(f, "");
-	fprintf(f, "%u,", r->n);
-	csv_num(f, r->ok, r->mbps, false);
-	csv_num(f, r->ok, r->mbps_min, false);
-	csv_num(f, r->ok, r->mbps_max, false);
-	csv_num(f, r->ok, r->mbps * 8 / 1000, false);
+	csv_row_begin(&r, f);
+	csv_str(&r, "reference");
+	csv_str(&r, x->key);
+	csv_empty(&r, 7);	/* src .. pipe_asked_bytes */
+	csv_u64(&r, b->o.window);
+	csv_empty(&r, 1);
+	csv_str(&r, x->ok ? "ok" : "not measured");
+	csv_str(&r, x->ok ? x->name : x->why);
+	csv_empty(&r, 1);
+	csv_u64(&r, x->n);
+	csv_f64(&r, x->ok, x->mbps);
+	csv_f64(&r, x->ok, x->mbps_min);
+	csv_f64(&r, x->ok, x->mbps_max);
+	csv_f64(&r, x->ok, x->mbps * 8 / 1000);
 	/* send/recv user/sys, per-side us/MB: not split for references. */
-	for (i = 0; i < 6; i++)
-		csv_num(f, false, 0, false);
-	csv_num(f, r->ok && r->usec_per_mb >= 0, r->usec_per_mb, false);
-	for (i = 0; i < 9; i++)
-		csv_num(f, false, 0, false);
-	csv_num(f, false, 0, true);
+	csv_empty(&r, 6);
+	csv_f64(&r, x->ok && x->usec_per_mb >= 0, x->usec_per_mb);
+	csv_empty(&r, 10);	/* syscalls .. best_in_row */
+	csv_row_end(&r);
 }
 
 void bench_write_csv(FILE *f, const struct bench *b)
