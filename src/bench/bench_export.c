@@ -1,21 +1,17 @@
 // SPDX-License-Identifier: MIT
 /*
  * Machine-readable bench output: JSON Lines (one object per cell and per
- * reference, each with json_begin_doc()'s fields and the machine), CSV with
- * a fixed set of columns, and a gnuplot chart drawn from a data file.
+ * reference, each with json_begin_doc()'s fields and the machine) and CSV
+ * with a fixed set of columns, quoted by core/csv.
  */
-#include <errno.h>
 #include <stdio.h>
-#include <string.h>
 
 #include "bench/bench_export.h"
 #include "bench/bench_out.h"
-#include "bench/bench_proc.h"
 #include "bench/bench_ref.h"
 #include "core/csv.h"
 #include "core/json.h"
 #include "xfer/method.h"
-#include "core/stats.h"
 
 static const char *const state_names[] = {
 	[BENCH_TODO] = "not run",
@@ -249,119 +245,4 @@ void bench_write_csv(FILE *f, const struct bench *b)
 	for (i = 0; i < b->nrefs; i++)
 		csv_ref(f, b, &b->refs[i]);
 	fflush(f);
-}
-
-/* Data file: one block per panel; a row per (table, send method), a column
- * per receive method; "-" where a cell has no figure. */
-static int plot_data(const struct bench *b, const char *path,
-		     const struct dnd_method *const *cols, unsigned int ncols)
-{
-	FILE *f = fopen(path, "we");
-	unsigned int panel, gi, r, k, c;
-
-	if (!f)
-		return -errno;
-	for (panel = 0; panel < 2; panel++) {
-		fprintf(f, "%s\"cell\"", panel ? "\n\n" : "");
-		for (k = 0; k < ncols; k++)
-			fprintf(f, " \"%s\"", cols[k]->name);
-		fputc('\n', f);
-		for (gi = 0; gi < b->ngroups; gi++) {
-			const struct bench_group *g = &b->groups[gi];
-
-			for (r = 0; r < g->nrows; r++) {
-				fprintf(f, "\"%s%s>%s %s\"", g->label[0] ?
-					"best " : "", bench_src_name(g->src),
-					bench_sink_name(g->sink),
-					g->rows[r]->name);
-				for (k = 0; k < ncols; k++) {
-					const struct bench_cell *x = NULL;
-
-					for (c = 0; c < g->ncols; c++)
-						if (g->cols[c] == cols[k])
-							x = &b->cells[g->first +
-								r * g->ncols + c];
-					if (!x || x->state != BENCH_OK)
-						fputs(" -", f);
-					else
-						fprintf(f, " %.1f", panel ?
-							x->sum.s_usmb + x->sum.r_usmb :
-							x->sum.mbps);
-				}
-				fputc('\n', f);
-			}
-		}
-	}
-	return fclose(f) ? -errno : 0;
-}
-
-static int plot_script(const struct bench *b, const char *path,
-		       const char *data, const char *out, bool svg,
-		       unsigned int ncols)
-{
-	const struct bench_ref *ip = bench_ref_find(b, "iperf3-l1M");
-	FILE *f = fopen(path, "we");
-
-	if (!f)
-		return -errno;
-	fprintf(f, "set terminal %s size 1400,1000 font \"sans,10\"%s\n",
-		svg ? "svg" : "pngcairo", svg ? " dynamic" : "");
-	fprintf(f, "set output '%s'\n", out);
-	fprintf(f, "set datafile missing '-'\nset style data histograms\n"
-		"set style histogram clustered gap 1\nset style fill solid 0.8 "
-		"border -1\nset key outside right top\nset grid ytics\n"
-		"set xtics rotate by 35 right scale 0 font \",9\"\nset yrange [0:*]\n"
-		"set multiplot layout 2,1 title 'dnd bench: %s, Linux %s, %d "
-		"CPUs'\n", b->facts.path, b->facts.kernel, b->facts.ncpu);
-	fprintf(f, "set title 'throughput, MB/s (median of %u)%s'\n",
-		b->o.repeat, ip ? "; line: iperf3 -l 1M" : "");
-	fprintf(f, "plot for [i=2:%u] '%s' index 0 using i:xtic(1) "
-		"title columnhead(i)", ncols + 1, data);
-	if (ip)
-		fprintf(f, ", %.1f with lines lw 2 lc rgb 'black' "
-			"title 'iperf3 -l 1M'", ip->mbps);
-	fprintf(f, "\nset title 'CPU us per MB, sender + receiver process'\n"
-		"plot for [i=2:%u] '%s' index 1 using i:xtic(1) title "
-		"columnhead(i)\nunset multiplot\n", ncols + 1, data);
-	return fclose(f) ? -errno : 0;
-}
-
-int bench_plot(const struct bench *b, const char *path, const char *dir)
-{
-	const struct dnd_method *cols[BENCH_MAX_M * 2];
-	unsigned int ncols = 0, gi, c, k;
-	char data[320], script[320], exe[256], err[600];
-	const char *dot = strrchr(path, '.');
-	bool svg = dot && !strcmp(dot, ".svg");
-	int r;
-
-	for (gi = 0; gi < b->ngroups; gi++)
-		for (c = 0; c < b->groups[gi].ncols; c++) {
-			for (k = 0; k < ncols && cols[k] != b->groups[gi].cols[c]; k++)
-				;
-			if (k == ncols && ncols < BENCH_MAX_M * 2)
-				cols[ncols++] = b->groups[gi].cols[c];
-		}
-	snprintf(data, sizeof(data), "%s/plot.dat", dir);
-	snprintf(script, sizeof(script), "%s/plot.gp", dir);
-	if (!bench_find_tool("gnuplot", exe, sizeof(exe))) {
-		fprintf(stderr, "dnd: --plot needs gnuplot; apt-get install "
-			"gnuplot-nox (or make deps)\n");
-		return 1;
-	}
-	r = plot_data(b, data, cols, ncols);
-	if (!r)
-		r = plot_script(b, script, data, path, svg, ncols);
-	if (r) {
-		fprintf(stderr, "dnd: cannot write the plot files in %s: %s\n",
-			dir, strerror(-r));
-		return 1;
-	}
-	r = bench_run_tool((char *const[]){ exe, script, NULL }, NULL, 60, err,
-			   sizeof(err));
-	if (r) {
-		fprintf(stderr, "dnd: gnuplot could not draw %s: %s\n", path, err);
-		return 1;
-	}
-	return 0;
 }

@@ -123,7 +123,16 @@ PY
 [ -s "$P" ] || fail "empty PNG"
 [ "$(head -c 8 "$P" | od -An -tx1 | tr -d ' \n')" = 89504e470d0a1a0a ] ||
 	fail "$P is not a PNG"
-ok "PNG chart"
+# IHDR: width and height, big-endian, at bytes 16 and 20. Four tables of
+# the quick set, as grids of 124 x 52 pixel cells with the header above.
+w=$(od -An -tu1 -j 16 -N 4 "$P" | awk '{ print (($1 * 256 + $2) * 256 + $3) * 256 + $4 }')
+h=$(od -An -tu1 -j 20 -N 4 "$P" | awk '{ print (($1 * 256 + $2) * 256 + $3) * 256 + $4 }')
+[ "$w" -ge 1180 ] && [ "$w" -le 3200 ] && [ "$h" -ge 900 ] && [ "$h" -le 3200 ] ||
+	fail "PNG is $w x $h pixels"
+bytes=$(stat -c %s "$P")
+[ "$bytes" -ge 40000 ] && [ "$bytes" -le 4000000 ] || fail "PNG of $bytes bytes"
+case "$OUT" in *gnuplot*) fail "gnuplot said: $(echo "$OUT" | grep gnuplot)" ;; esac
+ok "PNG chart, $w x $h pixels, $bytes bytes, no word from gnuplot"
 
 # --json without a file takes stdout (the table moves to stderr); SVG.
 S=$T/b.svg
@@ -136,4 +145,8 @@ grep -q "== zero -> null" "$T/o.err" || fail "table not on stderr"
 	"$T/o.jsonl")" = 1 ] || fail "expected exactly one cell"
 [ -s "$S" ] && head -n1 "$S" | grep -q '^<?xml' && grep -q '<svg' "$S" ||
 	fail "$S is not an SVG"
+grep -q gnuplot "$T/o.err" && fail "gnuplot said: $(grep gnuplot "$T/o.err")"
+# The one cell's figure and its table's title are drawn as text.
+grep -q '>zero -> null | 32Mi per run' "$S" || fail "no table title in $S"
+grep -q 'µs/MB<' "$S" || fail "no CPU per MB in $S"
 ok "JSON on stdout, SVG chart"

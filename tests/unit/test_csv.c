@@ -44,8 +44,8 @@ static const char *shown(const char *s, char *buf, size_t len)
 	return buf;
 }
 
-static void expect(const char *const *fields, unsigned int n,
-		   const char *want, const char *what)
+static void expect(const char *const *fields, unsigned int n, const char *want,
+		   const char *what)
 {
 	char *got = row_of(fields, n);
 	char a[256], b[256];
@@ -100,8 +100,10 @@ int main(void)
 	csv_row_end(&r);
 	fclose(f);
 	CHECK(buf && !strcmp(buf, "18446744073709551615,-5,2497.77,,,,,end\n"
-			     ",,\n"), "numbers, missing ones and empty "
-	      "fields: [%s]", shown(buf, line, sizeof(line)));
+				  ",,\n"),
+	      "numbers, missing ones and empty "
+	      "fields: [%s]",
+	      shown(buf, line, sizeof(line)));
 	free(buf);
 	return CHECK_DONE();
 }
