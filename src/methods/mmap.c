@@ -199,7 +199,9 @@ static int mmap_finish(struct dnd_xfer *x)
 	struct mmap_priv *p = x->priv;
 	int r;
 
-	if (x->cfg->sender || p->fsize <= x->pos)
+	/* Only the stream that ends the file: the others' windows lie
+	 * inside it. */
+	if (x->cfg->sender || !x->last || p->fsize <= x->pos)
 		return 0;
 	r = io_ftruncate(&x->out.sc, x->fd, x->pos);
 	if (r)

@@ -18,6 +18,7 @@
 
 #include "core/io.h"
 #include "core/log.h"
+#include "core/net.h"
 #include "core/proto.h"
 #include "xfer/method.h"
 #include "xfer/xfer.h"
@@ -96,7 +97,7 @@ static int xfer_advance(struct dnd_xfer *x, ssize_t n)
 	x->done += (uint64_t)n;
 	x->pos += n;
 	atomic_fetch_add(&x->t->moved, (uint64_t)n);
-	if (x->t->n == 1)
+	if (x->t->n == 1 && !x->t->interval)
 		xfer_progress(x->t);
 	if (!c->sync_every || c->sender || c->ep != DND_EP_FILE ||
 	    (uint64_t)(x->pos - x->synced) < c->sync_every)
@@ -269,7 +270,9 @@ static void *xfer_worker_main(void *arg)
 
 	int none = -1;
 
+	w->x->t_begin = stats_now();
 	w->r = xfer_stream_run(w->x);
+	w->x->t_end = stats_now();
 	if (w->r)
 		atomic_compare_exchange_strong(&w->x->t->first_bad, &none, w->i);
 	atomic_store(&w->over, true);
@@ -286,15 +289,82 @@ static void xfer_cut(struct xfer *t)
 			shutdown(t->st[i].sock, SHUT_RDWR);
 }
 
+/* -i: what the transfer did since the last interval. */
+struct xfer_ticker {
+	double t0, next, last_t;
+	uint64_t last_bytes;
+	double last_user, last_sys;
+	uint32_t last_retrans;
+};
+
+static void xfer_tcp(const struct xfer *t, uint32_t *retrans, uint32_t *rtt)
+{
+	uint64_t sum = 0;
+	unsigned int i, n = 0;
+
+	*retrans = 0;
+	for (i = 0; i < t->n; i++) {
+		struct tcp_info ti;
+
+		if (t->st[i].sock < 0 || net_tcp_info(t->st[i].sock, &ti))
+			continue;
+		*retrans += ti.tcpi_total_retrans;
+		sum += ti.tcpi_rtt;
+		n++;
+	}
+	*rtt = n ? (uint32_t)(sum / n) : 0;
+}
+
+static void xfer_tick(struct xfer *t, struct xfer_ticker *k, bool last)
+{
+	struct xfer_interval iv = { .last = last };
+	struct dnd_sample now;
+
+	stats_sample(&now);
+	if (!t->interval || (!last && now.mono < k->next))
+		return;
+	xfer_tcp(t, &iv.retrans, &iv.rtt_us);
+	iv.start = k->last_t - k->t0;
+	iv.end = now.mono - k->t0;
+	iv.bytes = atomic_load(&t->moved) - k->last_bytes;
+	iv.cpu_user = stats_tv(&now.ru.ru_utime) - k->last_user;
+	iv.cpu_sys = stats_tv(&now.ru.ru_stime) - k->last_sys;
+	iv.retrans -= k->last_retrans < iv.retrans ? k->last_retrans :
+						     iv.retrans;
+	k->last_retrans += iv.retrans;
+	k->last_bytes += iv.bytes;
+	k->last_user += iv.cpu_user;
+	k->last_sys += iv.cpu_sys;
+	k->last_t = now.mono;
+	k->next += t->interval;
+	if (iv.end > iv.start || iv.bytes)
+		t->on_interval(&iv, t->interval_arg);
+}
+
+static void xfer_ticker_start(struct xfer *t, struct xfer_ticker *k)
+{
+	struct dnd_sample now;
+
+	stats_sample(&now);
+	memset(k, 0, sizeof(*k));
+	k->t0 = k->last_t = now.mono;
+	k->next = now.mono + t->interval;
+	k->last_user = stats_tv(&now.ru.ru_utime);
+	k->last_sys = stats_tv(&now.ru.ru_stime);
+}
+
 /*
- * Watches the workers until all are over: draws progress, and on the first
- * failure or a stop signal cuts the others' sockets so they return.
+ * Watches the workers until all are over: draws progress and intervals,
+ * and on the first failure or a stop signal cuts the others' sockets so
+ * they return.
  */
 static void xfer_watch(struct xfer *t, struct xfer_worker *w)
 {
 	const struct timespec tick = { 0, XFER_TICK_MS * 1000000L };
+	struct xfer_ticker k;
 	bool cut = false;
 
+	xfer_ticker_start(t, &k);
 	for (;;) {
 		unsigned int i, over = 0;
 
@@ -308,14 +378,16 @@ static void xfer_watch(struct xfer *t, struct xfer_worker *w)
 			}
 		}
 		if (over == t->n)
-			return;
+			break;
 		if (io_stop_signal && !cut) {
 			xfer_cut(t);
 			cut = true;
 		}
 		xfer_progress(t);
+		xfer_tick(t, &k, false);
 		nanosleep(&tick, NULL);
 	}
+	xfer_tick(t, &k, true);
 }
 
 /* Runs every stream in its own thread; stop signals stay with this one. */
@@ -407,6 +479,7 @@ void xfer_stream(struct xfer *t, unsigned int i, int sock, int fd, off_t pos,
 	x->synced = pos;
 	x->frame = frame;
 	x->len = len;
+	x->last = i + 1 == t->n;
 }
 
 int xfer_setup(struct xfer *t)
@@ -451,10 +524,13 @@ int xfer_run(struct xfer *t)
 	int r;
 
 	stats_sample(&a);
-	if (t->n == 1)
+	if (t->n == 1 && !t->interval) {
+		t->st[0].t_begin = a.mono;
 		r = xfer_stream_run(&t->st[0]);
-	else
+		t->st[0].t_end = stats_now();
+	} else {
 		r = xfer_run_threads(t);
+	}
 	if (!r)
 		r = xfer_finish(t);
 	xfer_progress_end(t);

@@ -81,7 +81,7 @@ ok "JSON report"
 
 # --- the table -------------------------------------------------------------
 expect_exit 0 "$DND" probe
-expect_out "seed 004 behaviours"
+expect_out "splice behaviours the relay relies on"
 expect_out "pass seed004-a"
 expect_out "io_uring (IORING_REGISTER_PROBE)"
 ok "table"

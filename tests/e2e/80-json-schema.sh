@@ -74,13 +74,14 @@ echo "$OUT" | grep '^{' >"$T/br.jsonl"
 check validate bench_relay_run "$T/br.jsonl"
 check strict bench_relay_run "$T/br.jsonl"
 
-# send/recv: a pipe method, a failure before any byte, and zero copy.
+# send/recv: a pipe method, a failure before any byte, zero copy, streams.
 # docs/schema/report.json still has report.c's current names (its
 # $comment and docs/json.md say which names it will take).
 random_file "$T/src" 3000000
 xfer "-c 127.0.0.1 --json -m splice $T/src" "--json -m splice $T/dst"
 [ "$SRC" = 0 ] && [ "$RRC" = 0 ] || fail "transfer: $(cat "$T/s.log" "$T/r.log")"
-cat "$T/s.log" "$T/r.log" >"$T/report.jsonl"
+json_of "$T/s.log" >"$T/report.jsonl"
+json_of "$T/r.log" >>"$T/report.jsonl"
 next_port
 expect_exit 1 "$DND" send --json -c 127.0.0.1 -p "$PORT" --connect-timeout 0 "$T/src"
 echo "$OUT" | grep '^{' >>"$T/report.jsonl"
@@ -88,8 +89,19 @@ if "$DND" probe --require msg-zerocopy >/dev/null 2>&1; then
 	xfer "-c 127.0.0.1 --json -m zerocopy $T/src" "--json -m rw $T/dst2"
 	[ "$SRC" = 0 ] || fail "zerocopy send: $(cat "$T/s.log")"
 	grep -q '"zerocopy":{' "$T/s.log" || fail "no zerocopy object: $(cat "$T/s.log")"
-	cat "$T/s.log" >>"$T/report.jsonl"
+	json_of "$T/s.log" >>"$T/report.jsonl"
 fi
+# Three streams, and intervals before the report on both ends.
+xfer "-c 127.0.0.1 --json-stream -i 0.1 -P 3 -l 64Mi /dev/zero" \
+	"--json-stream -i 0.1 -m null /dev/null"
+[ "$SRC" = 0 ] && [ "$RRC" = 0 ] || fail "-P 3: $(cat "$T/s.log" "$T/r.log")"
+json_of "$T/s.log" >"$T/stream.jsonl"
+json_of "$T/r.log" >>"$T/stream.jsonl"
+grep '"type":"report"' "$T/stream.jsonl" >>"$T/report.jsonl"
+grep '"type":"interval"' "$T/stream.jsonl" >"$T/interval.jsonl"
+grep -q '"stream":\[' "$T/report.jsonl" || fail "no report with streams"
+check validate interval "$T/interval.jsonl"
+check strict interval "$T/interval.jsonl"
 check validate report "$T/report.jsonl"
 check strict report "$T/report.jsonl"
-ok "real output of probe, bench, filebench, relay, bench relay, send and recv matches docs/schema"
+ok "real output of probe, bench, filebench, relay, bench relay, send, recv and their intervals matches docs/schema"
