@@ -96,6 +96,7 @@ static void json_cell(FILE *f, const struct bench *b,
 	json_u64(&j, "buffer_bytes", c->sbsz);
 	json_u64(&j, "recv_buffer_bytes", c->rbsz);
 	json_u64(&j, "pipe_asked_bytes", g->pipe);
+	json_u64(&j, "streams", g->streams);
 	json_u64(&j, "size_bytes", g->size);
 	json_str(&j, "status", state_names[c->state]);
 	json_str(&j, "reason", c->why[0] ? c->why : NULL);
@@ -155,7 +156,8 @@ void bench_write_json(FILE *f, const struct bench *b)
 
 #define CSV_HEADER \
 	"kind,table,src,sink,send,recv,buffer_bytes,recv_buffer_bytes," \
-	"pipe_asked_bytes,window_bytes,size_bytes,status,reason,verdict,runs," \
+	"pipe_asked_bytes,streams,window_bytes,size_bytes,status,reason," \
+	"verdict,runs," \
 	"mb_per_s,mb_per_s_min,mb_per_s_max,gbit_per_s," \
 	"send_cpu_user_seconds,send_cpu_sys_seconds,recv_cpu_user_seconds," \
 	"recv_cpu_sys_seconds,send_cpu_us_per_mb,recv_cpu_us_per_mb," \
@@ -181,6 +183,7 @@ static void csv_cell(FILE *f, const struct bench *b, const struct bench_cell *c)
 	csv_u64(&r, c->sbsz);
 	csv_u64(&r, c->rbsz);
 	csv_u64(&r, g->pipe);
+	csv_u64(&r, g->streams);
 	csv_u64(&r, b->o.window);
 	csv_u64(&r, g->size);
 	csv_str(&r, state_names[c->state]);
@@ -217,7 +220,7 @@ static void csv_ref(FILE *f, const struct bench *b, const struct bench_ref *x)
 	csv_row_begin(&r, f);
 	csv_str(&r, "reference");
 	csv_str(&r, x->key);
-	csv_empty(&r, 7);	/* src .. pipe_asked_bytes */
+	csv_empty(&r, 8); /* src .. streams */
 	csv_u64(&r, b->o.window);
 	csv_empty(&r, 1);
 	csv_str(&r, x->ok ? "ok" : "not measured");

@@ -82,7 +82,8 @@ with open(sys.argv[2], newline="") as f:
     rows = list(csv.reader(f, strict=True))
 head, body = rows[0], rows[1:]
 want = ("kind,table,src,sink,send,recv,buffer_bytes,recv_buffer_bytes,"
-        "pipe_asked_bytes,window_bytes,size_bytes,status,reason,verdict,runs,"
+        "pipe_asked_bytes,streams,window_bytes,size_bytes,status,reason,"
+        "verdict,runs,"
         "mb_per_s,mb_per_s_min,mb_per_s_max,gbit_per_s,"
         "send_cpu_user_seconds,send_cpu_sys_seconds,recv_cpu_user_seconds,"
         "recv_cpu_sys_seconds,send_cpu_us_per_mb,recv_cpu_us_per_mb,"
@@ -105,6 +106,7 @@ for n, (r, o) in enumerate(zip(body, objs), 2):
         check(d["reason"] == (o["reason"] or ""), "line %d reason: %r != %r"
               % (n, d["reason"], o["reason"]))
         check(int(d["buffer_bytes"]) == o["buffer_bytes"], "line %d buffer" % n)
+        check(int(d["streams"]) == o["streams"], "line %d streams" % n)
         if o["status"] == "ok":
             m = o["mb_per_s"]["median"]
             check(abs(float(d["mb_per_s"]) - m) <= 1e-5 * m, "line %d MB/s" % n)
@@ -150,3 +152,15 @@ grep -q gnuplot "$T/o.err" && fail "gnuplot said: $(grep gnuplot "$T/o.err")"
 grep -q '>zero -> null | 32Mi per run' "$S" || fail "no table title in $S"
 grep -q 'µs/MB<' "$S" || fail "no CPU per MB in $S"
 ok "JSON on stdout, SVG chart"
+
+# --streams adds -P to the table: a cell per stream count, each verified.
+"$DND" bench --quick --dir "$T" --streams 1,3 --send rw --recv null,rw \
+	--no-best-path --json >"$T/p.jsonl" 2>"$T/p.err" ||
+	fail "bench --streams exit $?: $(tail -n3 "$T/p.err")"
+grep -q "| -P 3 ==" "$T/p.err" || fail "no -P 3 table: $(cat "$T/p.err")"
+jq -s -e '[.[] | select(.kind == "cell" and .streams == 3 and
+	.status == "ok")] | length >= 3 and
+	([.[] | select(.kind == "cell" and .streams == 3 and .sink == "file")] |
+	all(.verdict == "verified"))' "$T/p.jsonl" >/dev/null ||
+	fail "--streams cells: $(jq -c 'select(.kind == "cell") | [.streams, .src, .sink, .send, .recv, .status, .verdict]' "$T/p.jsonl")"
+ok "--streams 1,3: the -P 3 tables ran and verified"
