@@ -31,7 +31,7 @@
 #define PLOT_GAP    30	 /* between panels */
 #define PLOT_MAXW   1560 /* a row of panels wraps past this */
 #define PLOT_LINE   19	 /* one line of the header */
-#define PLOT_MINW   1180 /* room for the header's lines */
+#define PLOT_MINW   1320 /* the header's lines and its colour scale */
 
 enum plot_state { /* column 3 of the data file */
 	PLOT_OK = 0,
@@ -463,16 +463,17 @@ static void plot_panel(FILE *f, const struct plot *pl,
 		sep, data, i, pl->bold, data, i);
 }
 
-/* Colour scale ticks at 1, 2, 5 x 10^n, or at every n x 10^k when that
- * gives fewer than three: a log scale gets few of its own. */
+/* Colour scale ticks at 1, 2, 5 x 10^n, or finer steps when that gives
+ * fewer than three: a log scale gets few of its own. */
 static void plot_cbtics(FILE *f, const struct plot *pl)
 {
-	static const double m[2][9] = { { 1, 2, 5 },
+	static const double m[3][9] = { { 1, 2, 5 },
+					{ 1, 2, 3, 5, 7 },
 					{ 1, 2, 3, 4, 5, 6, 7, 8, 9 } };
 	double d, lo = pow(10, floor(log10(pl->cbmin)));
 	int pass, k, n = 0;
 
-	for (pass = 0; pass < 2 && n < 3; pass++) {
+	for (pass = 0; pass < 3 && n < 3; pass++) {
 		fputs("set cbtics (", f);
 		for (n = 0, d = lo; d <= pl->cbmax; d *= 10)
 			for (k = 0; k < 9 && m[pass][k] > 0; k++)
