@@ -48,7 +48,7 @@ SANFLAGS :=
 endif
 
 DND_CFLAGS := -std=gnu11 -D_GNU_SOURCE -pthread $(WARN) -Isrc $(SANFLAGS)
-LIBS := -lxxhash -pthread
+LIBS := -lxxhash -pthread -lm
 
 # libsodium is required (dnd serve's key proofs and MACs). Without pkg-config
 # data, -lsodium still names what is missing at link time; make deps installs it.
