@@ -8,6 +8,8 @@
 set -eu
 cd "$(dirname "$0")/.."
 
+# python3 and python3-jsonschema: the tests read bench's CSV with Python's
+# csv module and check every JSON object against docs/schema/.
 # Build-Depends, one name per item: the first alternative, without version,
 # architecture or profile qualifiers. debhelper-compat is a virtual package
 # that debhelper provides, and dpkg-query knows only real ones.
@@ -23,8 +25,8 @@ build_depends() {
 }
 
 PKGS="gcc make dpkg-dev $(build_depends | tr '\n' ' ')
-xxhash netcat-openbsd iproute2 iperf3 strace gnuplot-nox jq python3
-man-db groff-base mandoc lintian"
+xxhash netcat-openbsd iproute2 iperf3 strace gnuplot-nox jq
+man-db groff-base mandoc lintian python3 python3-jsonschema"
 # libclang-rt-dev holds libFuzzer; clang only recommends it.
 [ "${1:-}" = fuzz ] && PKGS="$PKGS clang libclang-rt-dev"
 

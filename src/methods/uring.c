@@ -131,9 +131,12 @@ static void uring_queue_drain(struct dnd_xfer *x)
 	     p->slot[a + k - 1].len == p->len &&
 	     p->slot[a + k].state == URING_FULL && p->slot[a + k].len; k++)
 		;
+	/* Once each: after a short drain the slots behind it go again. */
 	for (unsigned int i = a; x->cfg->sender && i < a + k; i++)
-		if (!p->slot[i].done)
+		if (!p->slot[i].hashed) {
 			xfer_hash_inline(x, p->slot[i].buf, p->slot[i].len);
+			p->slot[i].hashed = true;
+		}
 	uring_prep_drain(x, a, k);
 }
 
@@ -152,6 +155,7 @@ static void uring_queue(struct dnd_xfer *x, uint64_t base, size_t len)
 		s->state = URING_FILLING;
 		s->want = room < p->len ? room : p->len;
 		s->len = s->done = 0;
+		s->hashed = false;
 		s->off = p->off;
 		if (x->cfg->sender)
 			p->off += s->want;

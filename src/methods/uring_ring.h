@@ -42,6 +42,8 @@ struct uring_slot {
 	size_t want;		/* bytes the fill asked for */
 	size_t len;		/* bytes in the buffer */
 	size_t done;		/* bytes of it drained */
+	bool hashed;		/* sender: passed to xfer_hash_inline (a short
+				 * drain queues it again) */
 	enum uring_state state;
 	unsigned int notifs;	/* SEND_ZC notifications still due */
 	unsigned int reqs;	/* SEND_ZC requests that will notify */

@@ -127,12 +127,12 @@ static void probe_json_kernel(struct json *j, const struct probe_kernel *k)
 	/* "machine": json_begin_doc() writes "kernel", the release. */
 	json_obj_begin(j, "machine");
 	json_str(j, "release", k->release);
-	json_i64(j, "page_size", k->page_size);
-	probe_json_ll(j, "pipe_max_size", k->pipe_max_size);
+	json_i64(j, "page_size_bytes", k->page_size);
+	probe_json_ll(j, "pipe_max_bytes", k->pipe_max_size);
 	probe_json_ll(j, "pipe_user_pages_soft", k->pipe_user_pages_soft);
 	probe_json_ll(j, "pipe_user_pages_hard", k->pipe_user_pages_hard);
-	probe_json_ll(j, "pipe_default_size", k->pipe_default);
-	probe_json_ll(j, "pipe_largest_size", k->pipe_largest);
+	probe_json_ll(j, "pipe_default_bytes", k->pipe_default);
+	probe_json_ll(j, "pipe_largest_bytes", k->pipe_largest);
 	json_bool(j, "pipe_beyond_max", k->pipe_beyond_max);
 	probe_json_ll(j, "io_uring_disabled", k->io_uring_disabled);
 	json_u64(j, "euid", geteuid());

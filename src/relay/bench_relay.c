@@ -297,17 +297,17 @@ static void br_json(const struct bench_relay_opts *b, const struct br_run *r,
 	if (r->has_cpu) {
 		json_str(&j, "relay_cpu_from", r->has_stats ? "getrusage" :
 			 "/proc/PID/stat");
-		json_f64(&j, "relay_cpu_user", r->relay_user);
-		json_f64(&j, "relay_cpu_sys", r->relay_sys);
-		json_f64(&j, "relay_cpu_s_per_gib", br_cpu_per_gib(r));
+		json_f64(&j, "relay_cpu_user_seconds", r->relay_user);
+		json_f64(&j, "relay_cpu_sys_seconds", r->relay_sys);
+		json_f64(&j, "relay_cpu_seconds_per_gib", br_cpu_per_gib(r));
 		json_f64(&j, "relay_cpu_pct", r->seconds > 0 ? 100 *
 				(r->relay_user + r->relay_sys) / r->seconds : 0);
 	}
-	json_f64(&j, "client_cpu", r->cl.cpu_user + r->cl.cpu_sys);
-	json_f64(&j, "sink_cpu", r->sk.cpu_user + r->sk.cpu_sys);
+	json_f64(&j, "client_cpu_seconds", r->cl.cpu_user + r->cl.cpu_sys);
+	json_f64(&j, "sink_cpu_seconds", r->sk.cpu_user + r->sk.cpu_sys);
 	if (r->has_stats) {
 		json_u64(&j, "splice_in_calls", r->rs.splice_in_calls);
-		json_f64(&j, "bytes_per_splice_in",
+		json_f64(&j, "splice_in_bytes_per_call",
 			 relay_bytes_per_splice(&r->rs));
 		json_u64(&j, "splice_out_calls", r->rs.splice_out_calls);
 		json_u64(&j, "read_calls", r->rs.read_calls);
@@ -317,7 +317,7 @@ static void br_json(const struct bench_relay_opts *b, const struct br_run *r,
 		json_u64(&j, "eagain_out", r->rs.eagain_out);
 		json_u64(&j, "fallbacks", r->rs.fallbacks);
 		json_u64(&j, "pipes_peak", r->rs.pipes_peak);
-		json_u64(&j, "pipe_size", r->rs.pipe_size_min);
+		json_u64(&j, "pipe_min_bytes", r->rs.pipe_size_min);
 		json_u64(&j, "wakeups", r->rs.wakeups);
 		json_f64(&j, "events_per_wakeup", r->rs.wakeups ?
 				(double)r->rs.events / (double)r->rs.wakeups : 0);

@@ -40,6 +40,7 @@ struct session_opts {
 				 * JSON Lines on stdout */
 	bool resume;		/* receiver, --resume: keep a failed try's
 				 * prefix, and resume from a kept one */
+	bool direct;		/* --direct: O_DIRECT file I/O (-m rw) */
 };
 
 /*

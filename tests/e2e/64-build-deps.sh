@@ -43,7 +43,7 @@ mk check-headers CC="$T/cc-all" BUILD="$T/b-all" >"$T/all.log" 2>&1 ||
 wrapper cc-noxx xxhash.h xxh3.h
 expect_exit 2 mk CC="$T/cc-noxx" BUILD="$T/b-noxx"
 for w in "xxhash.h is missing (Debian package libxxhash-dev)" \
-	"apt-get install libxxhash-dev libsodium-dev pkg-config liburing-dev" \
+	"apt-get install libxxhash-dev libsodium-dev libmicrohttpd-dev pkg-config liburing-dev" \
 	"liburing-dev is optional" "make deps"; do
 	expect_out "$w"
 done
@@ -59,6 +59,11 @@ expect_exit 2 mk CC="$T/cc-nosodium" BUILD="$T/b-nosodium"
 expect_out "sodium.h is missing (Debian package libsodium-dev)"
 case "$OUT" in *xxhash.h*) fail "xxhash.h called missing: $OUT" ;; esac
 ok "without sodium.h, make names libsodium-dev"
+
+wrapper cc-nomhd microhttpd.h microhttpd
+expect_exit 2 mk CC="$T/cc-nomhd" BUILD="$T/b-nomhd"
+expect_out "microhttpd.h is missing (Debian package libmicrohttpd-dev)"
+ok "without microhttpd.h, make names libmicrohttpd-dev"
 
 # deps.sh reads Build-Depends: a copy whose control wants a package that
 # does not exist asks for it (as a user, so nothing is installed).

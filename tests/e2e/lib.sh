@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: MIT
 # Shared helpers for the end-to-end scripts. Source it first:
 #   . "$(dirname "$0")/lib.sh"
-# Provides: $DND, $T (a scratch dir removed at exit), fail, skip,
+# Provides: $DND, $T (a scratch dir removed at exit), fail, skip, $PY3,
 # next_port, start_recv/wait_recv, expect_exit, require_feature, setup_ns.
 set -u
 : "${DND:?set DND to the dnd binary}"
@@ -217,3 +217,12 @@ bg() {
 
 # jnum LOG KEY: the number after "KEY": in the last JSON line of LOG.
 jnum() { tail -n1 "$1" | grep -o "\"$2\":[0-9.]*" | cut -d: -f2; }
+
+# Debian's python3, which scripts/deps.sh installs with python3-jsonschema;
+# a pyenv or venv python3 earlier in PATH may lack that package.
+PY3=/usr/bin/python3
+# need_py3 [MODULE]: skips (77) unless $PY3 runs and imports MODULE.
+need_py3() {
+	"$PY3" -c "import ${1:-csv}" 2>/dev/null ||
+		skip "$PY3 ${1:+with $1 }is missing; scripts/deps.sh installs python3 and python3-jsonschema"
+}
