@@ -44,5 +44,6 @@ timeout -k 5 280 python3 -B "$(dirname "$0")/hostile.py" --dnd "$DND" \
 	--jobs "$DND_HOSTILE_JOBS" --slack "$slack" --only "$DND_HOSTILE_ONLY"
 rc=$?
 [ $rc -lt 124 ] || fail "hostile.py timed out or was killed (exit $rc)"
+[ $rc != 2 ] || fail "could not capture what dnd send sends (see above)"
 [ $rc = 0 ] || fail "the receiver mishandled hostile input (see above)"
 ok "hostile peer: $methods"

@@ -18,7 +18,8 @@ import sys
 import threading
 import time
 
-from hostile_stream import KINDS, MSG, ST_OK, capture_all, plan_for
+from hostile_stream import (KINDS, MSG, ST_OK, CaptureError, capture_all,
+                            plan_for)
 
 TIMEOUT = 1                     # the receivers' --timeout
 HASH_RATE = 5e7                 # session_hash_wait: --timeout + bytes/rate
@@ -434,7 +435,11 @@ def main():
     ap.add_argument("-v", "--verbose", action="store_true")
     a = ap.parse_args()
     cfg = Config(a)
-    caps = capture_all(a.dnd, a.dir)
+    try:
+        caps = capture_all(a.dnd, a.dir)
+    except CaptureError as e:
+        print(e)
+        return 2
     print("captures: " + ", ".join(c.describe() for c in caps))
     runs = []
     for seed in map(int, a.seeds.split(",")):

@@ -9,7 +9,6 @@ import random
 import socket
 import struct
 import subprocess
-import sys
 import threading
 
 # Protocol v2 (src/core/proto.h). Stream 0: header, plan, join, payload (a
@@ -21,6 +20,7 @@ JOIN = 32
 CTL = HDR + MSG + JOIN          # where stream 0's payload starts
 SEG = 8
 HF_SEGMENTED = 1
+AF_VERIFY = 2                   # the receiver compares: the sender hashes
 TF_HASH = 1
 ST_OK = 0
 
@@ -29,6 +29,10 @@ ST_OK = 0
 KINDS = ["control", "flip-hdr", "flip-payload", "flip-trailer", "truncate",
          "tiny", "stall", "reset", "garbage", "withheld", "flip-seg",
          "flip-ctl", "absent", "twice"]
+
+
+class CaptureError(Exception):
+    """A real dnd send could not be captured: the test cannot run."""
 
 
 class Capture:
@@ -63,6 +67,17 @@ class Capture:
         for s in self.streams[1:]:
             assert s[:4] == b"DNDJ", name
             assert JOIN + struct.unpack(">Q", s[24:32])[0] == len(s), name
+
+    @classmethod
+    def parse(cls, name, streams, payload):
+        """A Capture, or CaptureError when the bytes are not the protocol
+        this script knows (it follows src/core/proto.h)."""
+        try:
+            return cls(name, streams, payload)
+        except (AssertionError, struct.error, IndexError) as e:
+            raise CaptureError("capture %s: not the protocol hostile_stream"
+                               ".py knows (%r); update it to proto.h" %
+                               (name, e))
 
     def bounds(self, i):
         """Where stream i changes from one message to the next."""
@@ -118,7 +133,7 @@ def capture_streams(ls, proc, feed):
     conn.settimeout(20)
     rx = rxs[0]
     rx.need(HDR)
-    conn.sendall(struct.pack(">4sHHQQ", b"DNDA", ST_OK, 0, 0, 0))
+    conn.sendall(struct.pack(">4sHHQQ", b"DNDA", ST_OK, AF_VERIFY, 0, 0))
     rx.need(CTL)
     for _ in range(1, struct.unpack(">H", rx.data[32:34])[0]):
         c, _ = ls.accept()
@@ -168,6 +183,8 @@ def run_sender(args, dnd, tmp, name, feed=None):
     try:
         streams = capture_streams(ls, proc, feed)
         rc = proc.wait(timeout=20)
+    except (OSError, ValueError, EOFError, subprocess.TimeoutExpired) as e:
+        streams, rc = None, "error: %r" % e
     finally:
         ls.close()
         if proc.poll() is None:
@@ -175,8 +192,9 @@ def run_sender(args, dnd, tmp, name, feed=None):
             proc.wait()
     log.seek(0)
     if rc != 0:
-        sys.exit("capture %s: dnd send exited %d: %s" % (name, rc,
-                                                          log.read()))
+        raise CaptureError("capture %s: dnd send %s: %s" % (
+            name, "exited %d" % rc if isinstance(rc, int) else rc,
+            log.read()))
     return streams
 
 
@@ -216,16 +234,16 @@ def capture_all(dnd, tmp):
         with open(path, "wb") as f:
             f.write(body)
         streams = run_sender(["-m", "rw", "-P", par, path], dnd, tmp, name)
-        caps.append(Capture(name, streams, body))
+        caps.append(Capture.parse(name, streams, body))
     streams = run_sender(["-m", "rw", "-l", "1Mi", "/dev/zero"], dnd, tmp,
                          "zero")
-    caps.append(Capture("zero", streams, bytes(1 << 20)))
+    caps.append(Capture.parse("zero", streams, bytes(1 << 20)))
     sizes = [rng.choice([1, 7, 512, 4096, rng.randint(1, 4096)])
              for _ in range(60)]
     chunks = [rng.randbytes(n) for n in sizes]
     streams = run_sender(["-m", "rw", "-"], dnd, tmp, "pipe",
                          feed_pipe(chunks))
-    caps.append(Capture("pipe", streams, b"".join(chunks)))
+    caps.append(Capture.parse("pipe", streams, b"".join(chunks)))
     return caps
 
 

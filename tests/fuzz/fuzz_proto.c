@@ -69,7 +69,8 @@ static bool fuzz_accept(const uint8_t *in, char *why, size_t wl)
 
 	if (refused(r, why, wl))
 		return false;
-	if (a.status > DND_ST_MAX || a.flags & ~DND_AF_RESUME ||
+	if (a.status > DND_ST_MAX ||
+	    a.flags & ~(DND_AF_RESUME | DND_AF_VERIFY) ||
 	    a.resume_from > DND_LEN_MAX ||
 	    (!(a.flags & DND_AF_RESUME) && (a.resume_from || a.prefix_hash)))
 		abort();
