@@ -57,7 +57,8 @@ static const struct opt_def serve_defs[] = {
 	  .max = 4096, .hint = "give 1 to 4096", .group = "Limits",
 	  .help = "transfers at once (however many streams each uses); one "
 	  "more is told 'server busy'", OPT_AT(C, o.max_sessions) },
-	{ .name = "max-bytes", .type = DND_OPT_SIZE, .group = "Limits",
+	{ .name = "max-bytes", .type = DND_OPT_SIZE, .max = 1ULL << 60,
+	  .group = "Limits",
 	  .def = "0, no limit", .help = "refuse a push longer than SIZE",
 	  OPT_AT(C, o.max_bytes) },
 	{ .name = "replace", .type = DND_OPT_FLAG, .group = "Limits",

@@ -97,7 +97,8 @@ int params_get(const uint8_t *in, size_t len, struct serve_params *p,
 	    len < SERVE_PARAMS_FIXED + mlen)
 		goto short_msg;
 	for (i = 0; i < mlen; i++)
-		if (in[25 + i] < '0' || in[25 + i] > 'z')
+		if (!strchr("abcdefghijklmnopqrstuvwxyz0123456789-_",
+			    in[25 + i]) || !in[25 + i])
 			goto short_msg;
 	memcpy(p->method, in + 25, mlen);
 	q = in + 25 + mlen;

@@ -15,7 +15,7 @@ static void client_why(int r, const char *why, char *err, size_t len)
 {
 	if (r == -EACCES && strncmp(why, "authentication failed", 21))
 		snprintf(err, len, "authentication failed: %s", why);
-	else if (r == -ENODATA)
+	else if (r == -ENODATA || r == -ECONNRESET || r == -EPIPE)
 		snprintf(err, len, "the server closed the connection during "
 			 "the handshake: it refuses this client (a server "
 			 "without --key serves loopback peers only; see "
