@@ -128,7 +128,7 @@ int cmd_serve(int argc, char **argv)
 
 	memset(&c, 0, sizeof(c));
 	c.o.port = 13931;
-	c.o.max_sessions = 16;
+	c.o.max_sessions = 32;
 	c.o.grace = 10;
 	c.o.timeout = 60;
 	c.o.window = 128 * 1024;
