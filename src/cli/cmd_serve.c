@@ -104,9 +104,9 @@ static const struct opt_cmd serve_cmd = {
 	.name = "serve",
 	.usage = "dnd serve --dir DIR [options] | dnd serve --new-key FILE",
 	.about = "Runs until SIGTERM or SIGINT and serves transfers beneath "
-		 "DIR: 'dnd send -c HOST --to NAME FILE' lands FILE as "
-		 "DIR/NAME, 'dnd recv -c HOST --from NAME FILE' fetches "
-		 "DIR/NAME. Each transfer runs in its own process; one log "
+		 "DIR: a push from 'dnd send' lands as DIR/NAME, a pull from "
+		 "'dnd recv' reads DIR/NAME (see their options under 'With "
+		 "dnd serve'). Each transfer runs in its own process; one log "
 		 "line per transfer on stderr.",
 	.notes = "Both ends prove the key; the trailer and the reply (count "
 		 "and hash) are authenticated; the data itself travels in "

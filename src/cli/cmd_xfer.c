@@ -47,8 +47,8 @@ static const struct opt_word xfer_splice_words[] = {
 static const struct opt_def xfer_opts[] = {
 	{ .name = "connect", .letter = 'c', .type = DND_OPT_STRING,
 	  .group = "Connection", .metavar = "HOST",
-	  .help = "send to HOST (a name, an IPv4 or an IPv6 address); recv: "
-	  "pull from the dnd serve on HOST (with --from)", OPT_AT(S, host) },
+	  .help = "send to HOST (a name, an IPv4 or an IPv6 address); with "
+	  "dnd serve on HOST, recv pulls from it", OPT_AT(S, host) },
 	{ .name = "port", .letter = 'p', .type = DND_OPT_PORT,
 	  .group = "Connection", .help = "TCP port", OPT_AT(S, port) },
 	{ .name = "bind", .type = DND_OPT_STRING, .roles = DND_ROLE_RECV,
@@ -165,6 +165,12 @@ static const struct opt_part xfer_parts[] = {
 	{ NULL, 0 },
 };
 
+/* The seed's form knows nothing of dnd serve. */
+static const struct opt_part xfer_seed_parts[] = {
+	{ xfer_opts, 0 },
+	{ NULL, 0 },
+};
+
 /* What --to and --from need and exclude; adds to st->bad. */
 static void xfer_check_serve(struct opt_state *st, struct xfer_cli *x)
 {
@@ -172,6 +178,8 @@ static void xfer_check_serve(struct opt_state *st, struct xfer_cli *x)
 	bool served = x->to || x->from;
 	const struct dnd_method *pm;
 
+	if (st->cmd->roles == BOTH)
+		return;		/* the seed's form has none of this */
 	if (!o->sender && o->host && !x->from) {
 		log_err("recv listens; -c HOST is for send (or pull from a dnd "
 			"serve with -c HOST --from NAME)");
@@ -299,7 +307,7 @@ static const struct opt_cmd xfer_seed_cmd = {
 		 "'dnd send'), otherwise it receives into FILE (as 'dnd recv'). "
 		 "'dnd help' lists the other commands.",
 	.notes = XFER_NOTES,
-	.parts = xfer_parts,
+	.parts = xfer_seed_parts,
 	.roles = BOTH,
 	.check = xfer_check,
 };
