@@ -97,6 +97,7 @@ static void json_cell(FILE *f, const struct bench *b,
 	json_u64(&j, "buffer", c->sbsz);
 	json_u64(&j, "recv_buffer", c->rbsz);
 	json_u64(&j, "pipe", g->pipe);
+	json_u64(&j, "streams", g->streams);
 	json_u64(&j, "size", g->size);
 	json_str(&j, "status", state_names[c->state]);
 	json_str(&j, "reason", c->why[0] ? c->why : NULL);

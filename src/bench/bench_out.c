@@ -56,6 +56,17 @@ double bench_ratio(const struct bench *b, const struct bench_cell *c,
 	return c->sum.mbps / r->mbps;
 }
 
+/* " | -P 4" for a table of several streams, "" for one. */
+static const char *bench_streams_text(const struct bench_group *g)
+{
+	static char buf[24];
+
+	if (g->streams <= 1)
+		return "";
+	snprintf(buf, sizeof(buf), " | -P %u", g->streams);
+	return buf;
+}
+
 static void print_header(FILE *f, const struct bench *b)
 {
 	char w[24];
@@ -85,14 +96,14 @@ static void print_title(FILE *f, const struct bench *b,
 {
 	char s[24], bs[24], ps[24];
 
-	fprintf(f, "\n== %s%s%s -> %s | %s per run | buffer %s%s | pipe %s ==\n",
+	fprintf(f, "\n== %s%s%s -> %s | %s per run | buffer %s%s | pipe %s%s ==\n",
 		g->label[0] ? g->label : "", g->label[0] ? ": " : "",
 		bench_src_name(g->src), bench_sink_name(g->sink),
 		opt_fmt_size(g->size, s, sizeof(s)),
 		g->rbsz ? "send as in each row, recv " : "",
 		opt_fmt_size(g->rbsz ? g->rbsz : g->bsz, bs, sizeof(bs)),
 		g->pipe ? opt_fmt_size(g->pipe, ps, sizeof(ps)) :
-			  "kernel default");
+			  "kernel default", bench_streams_text(g));
 	(void)b;
 }
 
@@ -311,13 +322,13 @@ static void print_ratios(FILE *f, const struct bench *b)
 
 		if (!c)
 			continue;
-		fprintf(f, "%s%s%s -> %s (-b %s, pipe %s): %s -> %s %.0f MB/s",
+		fprintf(f, "%s%s%s -> %s (-b %s, pipe %s%s): %s -> %s %.0f MB/s",
 			g->label, g->label[0] ? ", " : "", bench_src_name(g->src),
 			bench_sink_name(g->sink),
 			opt_fmt_size(c->sbsz, bs, sizeof(bs)),
 			g->pipe ? opt_fmt_size(g->pipe, ps, sizeof(ps)) :
-				  "default", c->snd->name, c->rcv->name,
-			c->sum.mbps);
+				  "default", bench_streams_text(g), c->snd->name,
+			c->rcv->name, c->sum.mbps);
 		for (k = 0, sep = " ="; k < 4; k++) {
 			double x = bench_ratio(b, c, keys[k]);
 

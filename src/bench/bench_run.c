@@ -239,7 +239,7 @@ out:
 
 /* Builds both command lines into the caller's buffers. */
 struct bench_argv {
-	char port[8], sbsz[24], rbsz[24], win[24], pipe[24], size[24];
+	char port[8], sbsz[24], rbsz[24], win[24], pipe[24], size[24], np[12];
 	char dst[320];
 	char *recv[24], *send[24];
 };
@@ -295,6 +295,11 @@ static void bench_argv(struct bench *b, const struct bench_cell *c,
 	v->send[k++] = (char *)b->host;
 	v->send[k++] = "-l";
 	v->send[k++] = v->size;
+	if (g->streams > 1) {
+		snprintf(v->np, sizeof(v->np), "%u", g->streams);
+		v->send[k++] = "-P";
+		v->send[k++] = v->np;
+	}
 	v->send[k++] = g->src == BENCH_SRC_ZERO ? "/dev/zero" : b->src_path;
 	v->send[k] = NULL;
 }

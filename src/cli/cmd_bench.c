@@ -87,6 +87,11 @@ static const struct opt_def bench_table[] = {
 	  DND_OPT_PIPE_RANGE, .group = "Tunables, passed to both sides",
 	  .def = "0, the kernel's", .help = "pipe sizes to sweep for the pipe "
 	  "methods, e.g. 64Ki,1Mi", OPT_ARRAY(B, o.pipes, o.npipes) },
+	{ .name = "streams", .type = DND_OPT_LIST, .elem = DND_OPT_COUNT,
+	  .min = 1, .max = 64, .group = "Tunables, passed to both sides",
+	  .hint = "give stream counts from 1 to 64, e.g. 1,2,4",
+	  .help = "TCP streams per transfer to sweep (-P of the senders), "
+	  "a comma list", OPT_ARRAY(B, o.streams, o.nstreams) },
 	{ .name = "window", .letter = 'w', .type = DND_OPT_SIZE, .max = GIB,
 	  .group = "Tunables, passed to both sides", .def = "0, autotuning",
 	  .hint = "give a size up to 1Gi, or 0 for autotuning",
@@ -150,6 +155,7 @@ static void bench_defaults(struct bench_cli *c)
 	o->dir = "/var/tmp";
 	o->bufs[o->nbufs++] = 64 * 1024;
 	o->pipes[o->npipes++] = 0;
+	o->streams[o->nstreams++] = 1;
 	c->src = 1u << BENCH_SRC_ZERO | 1u << BENCH_SRC_FILE;
 	c->sink = 1u << BENCH_SINK_NULL | 1u << BENCH_SINK_FILE;
 	for (m = method_all(); *m; m++) {

@@ -180,7 +180,10 @@ int session_stream_fd(struct session *s, unsigned int i)
 	if (i == 0) {
 		s->fd[0] = e->fd;
 	} else if (e->ep == DND_EP_NULL) {
-		s->fd[i] = -1;		/* the null method touches no file */
+		/* /dev/null keeps no offset: the same description will do. */
+		s->fd[i] = fcntl(e->fd, F_DUPFD_CLOEXEC, 0);
+		if (s->fd[i] == -1)
+			return session_fail(s, "dup: %s", strerror(errno));
 		return 0;
 	} else {
 		/* A file description of its own: every method may then read

@@ -269,9 +269,11 @@ static int recv_streams(struct session *s)
 		s->join[j.index] = j;
 		got++;
 	}
-	for (i = 0; i < s->n; i++)
+	for (i = 0; i < s->n; i++) {
 		if (session_stream_fd(s, i))
 			return 1;
+		net_quickack(s->sock[i]);
+	}
 	return recv_ranges(s);
 }
 

@@ -210,21 +210,31 @@ static int send_end(struct session *s)
 	return 0;
 }
 
-/* Connects and introduces every stream but the first. 0 or 1. */
+/* Connects every stream but the first, each with its own file
+ * description of the source. 0 or 1. */
 static int send_streams(struct session *s)
 {
 	unsigned int i;
 
-	for (i = 0; i < s->n; i++) {
-		if (i && send_connect(s, i))
+	for (i = 0; i < s->n; i++)
+		if ((i && send_connect(s, i)) || session_stream_fd(s, i))
 			return 1;
-		if (session_stream_fd(s, i))
-			return 1;
-		if (!s->o->raw &&
-		    session_sent(s, proto_send_join(s->sock[i], &s->join[i]),
+	return 0;
+}
+
+/*
+ * Introduces every stream. The receiver's clock starts once all have
+ * joined, so this comes after the method is set up (registering io_uring
+ * buffers, say): that cost is not the data path's.
+ */
+static int send_joins(struct session *s)
+{
+	unsigned int i;
+
+	for (i = 0; !s->o->raw && i < s->n; i++)
+		if (session_sent(s, proto_send_join(s->sock[i], &s->join[i]),
 				 "stream's join"))
 			return 1;
-	}
 	return 0;
 }
 
@@ -246,7 +256,7 @@ int session_send(struct session *s)
 	    (!o->raw && send_open(s)))
 		return 1;
 	session_split(s, s->end.known ? s->end.len : 0);
-	if (send_streams(s) || session_setup_method(s))
+	if (send_streams(s) || session_setup_method(s) || send_joins(s))
 		return 1;
 	/* What a user timing the command sees, from the first byte read. */
 	s->t_begin = stats_now();

@@ -59,7 +59,9 @@ ok "-P 1/2/4/16 x ($pairs): byte-exact, one verdict = xxhsum -H3"
 xfer "-c 127.0.0.1 -P 4 -l 100Mi /dev/zero" "-m null /dev/null"
 [ "$SRC" = 0 ] && [ "$RRC" = 0 ] || fail "zero -P 4: $(cat "$T/s.log" "$T/r.log")"
 grep -q "verify: counted (104857600 bytes)" "$T/r.log" || fail "$(cat "$T/r.log")"
-ok "/dev/zero -l 100Mi over 4 streams into -m null"
+xfer "-c 127.0.0.1 -P 3 -l 10Mi /dev/zero" "-m rw /dev/null"
+[ "$SRC" = 0 ] && [ "$RRC" = 0 ] || fail "zero -P 3 -> rw /dev/null: $(cat "$T/r.log")"
+ok "/dev/zero -l 100Mi over 4 streams into -m null, and into -m rw /dev/null"
 
 # A pipe cannot be split; a pipe sink cannot take several streams.
 OUT=$(echo hi | "$DND" send -c 127.0.0.1 -p 1 -P 2 - 2>&1)

@@ -95,3 +95,15 @@ grep -q "== zero -> null" "$T/o.err" || fail "table not on stderr"
 [ -s "$S" ] && head -n1 "$S" | grep -q '^<?xml' && grep -q '<svg' "$S" ||
 	fail "$S is not an SVG"
 ok "JSON on stdout, SVG chart"
+
+# --streams adds -P to the table: a cell per stream count, each verified.
+"$DND" bench --quick --dir "$T" --streams 1,3 --send rw --recv null,rw \
+	--no-best-path --json >"$T/p.jsonl" 2>"$T/p.err" ||
+	fail "bench --streams exit $?: $(tail -n3 "$T/p.err")"
+grep -q "| -P 3 ==" "$T/p.err" || fail "no -P 3 table: $(cat "$T/p.err")"
+jq -s -e '[.[] | select(.kind == "cell" and .streams == 3 and
+	.status == "ok")] | length >= 3 and
+	([.[] | select(.kind == "cell" and .streams == 3 and .sink == "file")] |
+	all(.verdict == "verified"))' "$T/p.jsonl" >/dev/null ||
+	fail "--streams cells: $(jq -c 'select(.kind == "cell") | [.streams, .src, .sink, .send, .recv, .status, .verdict]' "$T/p.jsonl")"
+ok "--streams 1,3: the -P 3 tables ran and verified"
