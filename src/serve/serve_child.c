@@ -6,9 +6,11 @@
  * same socket, and one log line for the parent.
  */
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -211,6 +213,25 @@ static bool child_claim(const struct serve_ctx *c)
 	return false;
 }
 
+/*
+ * After a failed handshake: our last bytes (a preamble that names the
+ * mismatch) must reach the client, and closing with its unread bytes in
+ * our queue would reset the connection and drop them. So: FIN, then read
+ * and discard what it still sends, for a second at most.
+ */
+static void child_linger(int fd)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+	double end = stats_now() + 1;
+	char buf[4096];
+	int n = 0;
+
+	shutdown(fd, SHUT_WR);
+	while (n++ < 64 && poll(&p, 1, (int)((end - stats_now()) * 1000)) > 0)
+		if (recv(fd, buf, sizeof(buf), MSG_DONTWAIT) <= 0)
+			break;
+}
+
 /* Handshake, request, verdict. 0 when the transfer may start. */
 static int child_admit(struct child *k)
 {
@@ -223,8 +244,10 @@ static int child_admit(struct child *k)
 	};
 	char why[512];
 
-	if (hs_server(k->fd, &cfg, &k->auth, k->err, sizeof(k->err)))
+	if (hs_server(k->fd, &cfg, &k->auth, k->err, sizeof(k->err))) {
+		child_linger(k->fd);
 		return 1;
+	}
 	if (params_get(k->auth.params, k->auth.params_len, &k->p, why,
 		       sizeof(why)))
 		return child_refuse(k, SERVE_ST_REFUSED, why);

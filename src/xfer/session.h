@@ -8,6 +8,7 @@
 #define DND_SESSION_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 struct dnd_auth;
