@@ -5,28 +5,37 @@
 # builds it in a temp dir, and runs every send x receive pair it has, zero ->
 # null and file -> file, beside dnd with the same flags, in alternating rounds.
 # Usage: scripts/bench-seed.sh [-s SIZE] [-r ROUNDS] [-b BSZ] [-w WIN]
-#                              [-o REGEX] [-k zero|file|both]
+#                              [-o REGEX] [-k zero|file|both] [-t S,R]
 #   -s  bytes per run (default 1Gi)     -r  rounds per pair (default 5)
 #   -b  buffer (default 64Ki)           -w  TCP window (default 128Ki)
 #   -o  only the pairs whose label matches REGEX, e.g. 'zero rw>rw'
 #   -k  which kind of pairs (default both)
+#   -t  pin every sender to CPU S and receiver to CPU R (taskset), both
+#       programs alike, e.g. -t 0,1; default: the scheduler decides
 # Env: DND (default ./dnd), SEEDS (folder with 000_*.txt), TMO (seconds per
 # process, default 120). Medians; ratios are dnd / 2006 from this run.
 set -eu
 here=$(cd "$(dirname "$0")/.." && pwd)
 DND=${DND:-$here/dnd}
 TMO=${TMO:-120}
-SIZE=1Gi ROUNDS=5 BSZ=64Ki WIN=128Ki ONLY='' KIND=both
-usage() { sed -n '7,13s/^# \{0,1\}//p' "$0" >&2; exit 2; }
-while getopts s:r:b:w:o:k:h c; do
+SIZE=1Gi ROUNDS=5 BSZ=64Ki WIN=128Ki ONLY='' KIND=both PIN_S='' PIN_R=''
+usage() { sed -n '7,15s/^# \{0,1\}//p' "$0" >&2; exit 2; }
+while getopts s:r:b:w:o:k:t:h c; do
 	case $c in
 	s) SIZE=$OPTARG ;; r) ROUNDS=$OPTARG ;; b) BSZ=$OPTARG ;;
-	w) WIN=$OPTARG ;; o) ONLY=$OPTARG ;; k) KIND=$OPTARG ;; *) usage ;;
+	w) WIN=$OPTARG ;; o) ONLY=$OPTARG ;; k) KIND=$OPTARG ;;
+	t) PIN_S=${OPTARG%,*} PIN_R=${OPTARG#*,} ;; *) usage ;;
 	esac
 done
 [ $# -ge "$OPTIND" ] && usage
 case $KIND in zero|file|both) ;; *) usage ;; esac
 case $ROUNDS in ''|*[!0-9]*|0) usage ;; esac
+for c in $PIN_S $PIN_R; do
+	case $c in *[!0-9]*) usage ;; esac
+	taskset -c "$c" true 2>/dev/null ||
+		{ echo "bench-seed: cannot pin to CPU $c (taskset -c $c)" >&2; exit 2; }
+done
+[ -n "$PIN_S$PIN_R" ] && { [ -n "$PIN_S" ] && [ -n "$PIN_R" ] || usage; }
 bytes=$(numfmt --from=iec-i "$SIZE") || { echo "bench-seed: -s like 1Gi or 300Mi" >&2; exit 2; }
 [ $((bytes % 1024)) -eq 0 ] || { echo "bench-seed: -s must be whole KiB (the 2006 program reports KiB)" >&2; exit 2; }
 [ -x "$DND" ] || { echo "bench-seed: $DND missing: run make" >&2; exit 2; }
@@ -86,9 +95,12 @@ free_port() {
 	echo "bench-seed: no free port" >&2; return 1
 }
 
-# start LABEL CMD...: runs CMD bounded by $TMO, CPU to $W/LABEL.cpu
+# start LABEL CMD...: runs CMD bounded by $TMO, CPU to $W/LABEL.cpu;
+# label s or r is pinned to its CPU with -t.
 start() {
-	local l=$1; shift
+	local l=$1 cpu; shift
+	cpu=$([ "$l" = s ] && echo "$PIN_S" || echo "$PIN_R")
+	[ -n "$cpu" ] && set -- taskset -c "$cpu" "$@"
 	timeout -k 5 "$TMO" /usr/bin/time -f '%U %S' -o "$W/$l.cpu" "$@" \
 		>"$W/$l.out" 2>"$W/$l.err" &
 	pids+=($!)
@@ -187,7 +199,7 @@ pair() {
 }
 
 echo "# dnd vs the 2006 dnd (seed 000), $(uname -r), $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg), $(date -u +%FT%TZ)"
-echo "# $SIZE per run, -b $BSZ -w $WIN, ::1, $ROUNDS alternating rounds, medians;"
+echo "# $SIZE per run, -b $BSZ -w $WIN, ::1, $ROUNDS alternating rounds, medians${PIN_S:+; sender on CPU $PIN_S, receiver on CPU $PIN_R};"
 echo "# MB/s on each receiver's own clock (first byte in .. last byte synced);"
 echo "# CPU: user+sys of both processes, whole run; wall: sender start .. both exited"
 echo

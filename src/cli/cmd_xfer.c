@@ -113,6 +113,12 @@ static const struct opt_def xfer_opts[] = {
 	  .words = xfer_sync_words, .metavar = "end|stream",
 	  .group = "The file", .help = "how the data reaches the disk "
 	  "before the clock stops:", OPT_AT(S, sync_every) },
+	{ .name = "direct", .type = DND_OPT_FLAG, .group = "The file",
+	  .help = "O_DIRECT, past the page cache (-m rw): the receiver writes "
+	  "aligned buffers of at least 1 MiB, --qd of them in flight (default "
+	  "8, io_uring), the unaligned ends through the page cache, and reads "
+	  "the landed file back the same way to verify it; the sender reads "
+	  "its file that way (a cold source)", OPT_AT(S, direct) },
 	{ .name = "timeout", .type = DND_OPT_SECONDS,
 	  .group = "Checks and report",
 	  .help = "fail after SEC without progress; 0: never",
@@ -255,6 +261,18 @@ static void xfer_check(struct opt_state *st, void *obj)
 	}
 	if (o->streams > 1 && o->raw) {
 		log_err("--raw has no framing to tell streams apart; use -P 1");
+		st->bad++;
+	}
+	if (o->direct && o->m && strcmp(o->m->name, "rw")) {
+		log_err("--direct is for -m rw (read/write through aligned "
+			"buffers); -m %s does not support it", o->m->name);
+		st->bad++;
+	}
+	if (o->direct && (o->sync_every || o->raw)) {
+		log_err("--direct cannot go with %s", o->raw ? "--raw: it needs "
+			"the framing to know where the file ends" : "--sync "
+			"stream: O_DIRECT leaves no page cache to write back; "
+			"the writes reach the device as they go");
 		st->bad++;
 	}
 	if (o->m && (o->sender ? !o->m->send : !o->m->recv)) {

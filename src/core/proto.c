@@ -129,7 +129,8 @@ int proto_get_accept(const uint8_t in[DND_MSG_LEN], struct dnd_accept *a,
 	a->resume_from = get64(in + 8);
 	a->prefix_hash = get64(in + 16);
 	if (memcmp(in, magic_acc, 4) || a->status > DND_ST_MAX ||
-	    a->flags & ~DND_AF_RESUME || a->resume_from > DND_LEN_MAX ||
+	    a->flags & ~(DND_AF_RESUME | DND_AF_VERIFY) ||
+	    a->resume_from > DND_LEN_MAX ||
 	    (!(a->flags & DND_AF_RESUME) && (a->resume_from || a->prefix_hash))) {
 		snprintf(why, len, "malformed accept message");
 		return -EBADMSG;

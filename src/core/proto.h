@@ -6,8 +6,10 @@
  *
  *   stream 0:  header  ->   (48: version, length, transfer id, source
  *                            identity, stream count)
- *              <- accept    (24: status, where a kept partial file ends
- *                            and the hash of that prefix, for --resume)
+ *              <- accept    (24: status, whether the receiver will
+ *                            compare hashes, where a kept partial file
+ *                            ends and the hash of that prefix, for
+ *                            --resume)
  *              plan    ->   (24: where the payload starts: the kept
  *                            prefix's end, or 0 when the prefixes differ)
  *   stream i:  join    ->   (32: transfer id, index, this stream's range)
@@ -54,6 +56,9 @@ struct dnd_syscalls;
 #define DND_HF_SEGMENTED	(1u << 0)	/* length unknown: segments follow */
 /* accept flags */
 #define DND_AF_RESUME		(1u << 0)	/* a partial file is kept: resume */
+#define DND_AF_VERIFY		(1u << 1)	/* the receiver compares hashes:
+						 * without it the sender need
+						 * not compute one */
 /* plan flags */
 #define DND_PF_MISMATCH		(1u << 0)	/* the kept prefix differs */
 /* trailer and reply flags */

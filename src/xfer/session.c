@@ -72,6 +72,7 @@ static int session_open_end(struct session *s)
 		.progress = isatty(2) && !o->json && !o->interval,
 		.hash_stream = o->sender && s->end.ep == DND_EP_STREAM &&
 			       o->verify && !o->raw,
+		.direct = o->direct,
 	};
 	return 0;
 }

@@ -64,6 +64,7 @@ struct session_opts {
 				 * JSON Lines on stdout */
 	bool resume;		/* receiver, --resume: keep a failed try's
 				 * prefix, and resume from a kept one */
+	bool direct;		/* --direct: O_DIRECT file I/O (-m rw) */
 	struct session_link *link;	/* dnd serve on one end; or NULL */
 };
 

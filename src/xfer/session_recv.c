@@ -168,6 +168,9 @@ static int recv_open(struct session *s)
 	}
 	if (s->end.landing && recv_land(s, &h, &a))
 		return 1;
+	/* A sender hashes only for a receiver that will compare. */
+	if (s->o->verify && s->end.ep == DND_EP_FILE)
+		a.flags |= DND_AF_VERIFY;
 	if (session_sent(s, proto_send_accept(s->sock[0], &a), "accept"))
 		return 1;
 	r = proto_recv_plan(s->sock[0], &p, why, sizeof(why));
@@ -288,7 +291,8 @@ static int recv_verify(struct session *s, struct dnd_end *rep)
 
 	rep->bytes = total;
 	if (s->o->verify && s->end.ep == DND_EP_FILE) {
-		r = hash_fd(s->end.fd, 0, total, &rep->hash);
+		r = (s->o->direct ? hash_fd_direct : hash_fd)(s->end.fd, 0,
+							   total, &rep->hash);
 		if (r) {
 			rep->status = DND_ST_IOERR;
 			return session_fail(s, "cannot re-read %s to hash it: "

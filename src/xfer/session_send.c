@@ -17,6 +17,7 @@
 #include "core/io.h"
 #include "core/log.h"
 #include "core/net.h"
+#include "xfer/method.h"
 #include "xfer/session_link.h"
 #include "xfer/session_types.h"
 
@@ -129,6 +130,7 @@ static int send_open(struct session *s)
 			p.flags = DND_PF_MISMATCH;
 	}
 	s->start = p.start;
+	s->peer_verifies = a.flags & DND_AF_VERIFY;
 	return session_sent(s, proto_send_plan(s->sock[0], &p), "plan");
 }
 
@@ -150,22 +152,47 @@ static int send_refused(struct session *s, const struct dnd_end *rep,
 			    (unsigned long long)total);
 }
 
-/* The sender's hash of the whole payload: re-read, computed, or inline. */
+/*
+ * The sender's hash of the whole payload, when the receiver will compare
+ * it: inline, or else re-read (a file) or computed (/dev/zero).
+ */
 static int send_source_hash(struct session *s, struct dnd_end *t)
 {
 	const struct endpoint *e = &s->end;
 
 	t->bytes = s->start + xfer_done(&s->t);
-	if (!s->o->verify)
+	if (!s->o->verify || !s->peer_verifies)
 		return 0;
-	if (e->ep == DND_EP_FILE || e->ep == DND_EP_ZERO) {
+	if (s->hash) {
+		t->hash = XXH3_64bits_digest(s->hash);
+		t->flags = DND_TF_HASH;
+	} else if (e->ep == DND_EP_FILE || e->ep == DND_EP_ZERO) {
 		if (send_prefix_hash(s, t->bytes, &t->hash))
 			return 1;
 		t->flags = DND_TF_HASH;
-	} else if (s->hash) {
-		t->hash = XXH3_64bits_digest(s->hash);
-		t->flags = DND_TF_HASH;
 	}
+	return 0;
+}
+
+/*
+ * Hashes the payload as it passes, for a receiver that compares: a stream
+ * source must be (it cannot be read twice); a file is, instead of being
+ * re-read after the payload, when its bytes pass through user memory in
+ * file order (one stream from offset 0). /dev/zero is hashed after: inline
+ * would cost the same, inside the timed window. 0 or 1.
+ */
+static int send_hash_start(struct session *s)
+{
+	bool file = s->end.ep == DND_EP_FILE && s->n == 1 && !s->start &&
+		    s->o->m->flags & DND_M_USERBUF;
+
+	if (!s->o->verify || !s->peer_verifies ||
+	    !(s->cfg.hash_stream || file))
+		return 0;
+	s->hash = XXH3_createState();
+	if (!s->hash)
+		return session_fail(s, "out of memory");
+	XXH3_64bits_reset(s->hash);
 	return 0;
 }
 
@@ -246,14 +273,8 @@ int session_send(struct session *s)
 	if (getrandom(&s->xfer_id, sizeof(s->xfer_id), 0) !=
 	    sizeof(s->xfer_id))
 		return session_fail(s, "getrandom: %s", strerror(errno));
-	if (s->cfg.hash_stream) {
-		s->hash = XXH3_createState();
-		if (!s->hash)
-			return session_fail(s, "out of memory");
-		XXH3_64bits_reset(s->hash);
-	}
 	if ((o->link ? session_link_open(s) : send_connect(s, 0)) ||
-	    (!o->raw && send_open(s)))
+	    (!o->raw && send_open(s)) || (!o->raw && send_hash_start(s)))
 		return 1;
 	session_split(s, s->end.known ? s->end.len : 0);
 	if (send_streams(s) || session_setup_method(s) || send_joins(s))

@@ -26,7 +26,8 @@ struct session {
 	struct xfer t;		/* the driver's transfer */
 	struct dnd_result res;
 	struct dnd_land land;
-	XXH3_state_t *hash;	/* a stream source hashed inline */
+	XXH3_state_t *hash;	/* sender: the payload hashed as it passes */
+	bool peer_verifies;	/* sender: the accept said DND_AF_VERIFY */
 	int lfd;		/* receiver: listening, until every stream came */
 	unsigned int n;		/* streams */
 	int sock[DND_STREAMS_MAX];	/* stream i's connection; [0] talks */

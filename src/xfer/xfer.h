@@ -44,6 +44,7 @@ struct xfer_cfg {
 	bool progress;		/* draw a progress line on stderr */
 	bool hash_stream;	/* sender: a stream source that must be hashed
 				 * as it passes (it cannot be read twice) */
+	bool direct;		/* --direct: the file through O_DIRECT (rw) */
 };
 
 /* What a stream's method reports (out). */

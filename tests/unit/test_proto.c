@@ -8,7 +8,8 @@
 
 static void test_accept_plan_join(void)
 {
-	struct dnd_accept a = { 0, DND_AF_RESUME, 1000, 0x1234 }, a2;
+	struct dnd_accept a = { 0, DND_AF_RESUME | DND_AF_VERIFY, 1000,
+				0x1234 }, a2;
 	struct dnd_plan p = { DND_PF_MISMATCH, 0 }, p2;
 	struct dnd_join j = { 3, 4, 99, 4096, 8192 }, j2;
 	uint8_t m[DND_JOIN_LEN];
@@ -16,9 +17,19 @@ static void test_accept_plan_join(void)
 
 	proto_put_accept(m, &a);
 	CHECK(proto_get_accept(m, &a2, why, sizeof(why)) == 0 &&
-	      a2.resume_from == 1000 && a2.prefix_hash == 0x1234,
+	      a2.resume_from == 1000 && a2.prefix_hash == 0x1234 &&
+	      a2.flags == (DND_AF_RESUME | DND_AF_VERIFY),
 	      "accept round trip");
-	a.flags = 0;
+	a = (struct dnd_accept){ .flags = DND_AF_VERIFY };
+	proto_put_accept(m, &a);
+	CHECK(proto_get_accept(m, &a2, why, sizeof(why)) == 0 &&
+	      a2.flags == DND_AF_VERIFY && !a2.resume_from,
+	      "accept: verify without resume");
+	a.flags = 1u << 2;
+	proto_put_accept(m, &a);
+	CHECK(proto_get_accept(m, &a2, why, sizeof(why)) == -EBADMSG,
+	      "accept: an unknown flag");
+	a = (struct dnd_accept){ 0, DND_AF_VERIFY, 1000, 0x1234 };
 	proto_put_accept(m, &a);
 	CHECK(proto_get_accept(m, &a2, why, sizeof(why)) == -EBADMSG,
 	      "a resume point without the resume flag");
