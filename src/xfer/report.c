@@ -74,6 +74,22 @@ static void report_streams(FILE *f, const struct dnd_result *r)
 			r->st[i].retrans);
 }
 
+/* dnd serve's side of the transfer, its lines indented under ours. */
+static void report_peer_text(FILE *f, const char *text)
+{
+	const char *p = text, *nl;
+
+	fprintf(f, "  the server's side:\n");
+	while (*p) {
+		nl = strchrnul(p, '\n');
+		while (p < nl && *p == ' ')
+			p++;
+		if (nl > p)
+			fprintf(f, "    %.*s\n", (int)(nl - p), p);
+		p = *nl ? nl + 1 : nl;
+	}
+}
+
 void report_text(FILE *f, const struct dnd_result *r)
 {
 	char a[32], b[32];
@@ -141,6 +157,8 @@ void report_text(FILE *f, const struct dnd_result *r)
 	else
 		fprintf(f, "  verify: %s (%llu bytes)\n", r->verdict,
 			(unsigned long long)r->bytes);
+	if (r->peer_text)
+		report_peer_text(f, r->peer_text);
 	fflush(f);
 }
 
@@ -254,6 +272,8 @@ void report_json(FILE *f, const struct dnd_result *r)
 	json_str(&j, "note", r->detail[0] ? r->detail : NULL);
 	json_str(&j, "sync", r->sync[0] ? r->sync : NULL);
 	json_str(&j, "warning", r->warning[0] ? r->warning : NULL);
+	if (r->peer_json)
+		json_raw(&j, "peer_report", r->peer_json);
 	json_end(&j);
 }
 
