@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /* libFuzzer: every decoder of dnd's wire format (proto.h) with a re-encoding
  * oracle, then the input as stream 0 read off a socket the way a receiver
- * does, which must agree with the decoders message by message. */
+ * does, which must agree with the decoders message by message, and as the
+ * report dnd serve sends its client. */
 #include <sys/socket.h>
 #include <errno.h>
 #include <stdint.h>
@@ -291,20 +292,71 @@ static void fuzz_stream(int fd, const uint8_t *d, size_t size)
 		abort();
 }
 
-int LLVMFuzzerTestOneInput(const uint8_t *d, size_t size)
+/*
+ * The server's report (dnd serve) as its client reads it, into a buffer of
+ * cap bytes: the parts fit it, the bytes are the input's, and they are
+ * what proto_put_report() makes of those parts.
+ */
+static void fuzz_report(int fd, const uint8_t *d, size_t size, size_t cap)
+{
+	uint8_t *buf = malloc(cap), *out = malloc(cap);
+	size_t len = 0, jlen = 0, tlen = 0;
+	char why[WHY];
+	int r;
+
+	if (!buf || !out)
+		abort();
+	r = proto_recv_report(fd, buf, cap, &len, &jlen, &tlen, why,
+			      sizeof(why));
+	if (size < DND_REPORT_HEAD_LEN && r != -ENODATA)
+		abort();
+	if (r == -ENODATA && size >= DND_REPORT_HEAD_LEN + jlen + tlen &&
+	    jlen <= DND_REPORT_MAX && tlen <= DND_REPORT_MAX)
+		abort();	/* it was all there */
+	if (r && r != -ENODATA)
+		refused(r, why, sizeof(why));
+	if (!r && (len != DND_REPORT_HEAD_LEN + jlen + tlen || len > cap ||
+		   len > size || jlen > DND_REPORT_MAX ||
+		   tlen > DND_REPORT_MAX || memcmp(buf, d, len) ||
+		   proto_put_report(out, cap, (char *)buf + DND_REPORT_HEAD_LEN,
+				    jlen, (char *)buf + DND_REPORT_HEAD_LEN +
+				    jlen, tlen) != len ||
+		   memcmp(out, d, len)))
+		abort();
+	free(buf);
+	free(out);
+}
+
+/* The input, written whole into a fresh socket, read by fn. */
+static void over_socket(const uint8_t *d, size_t size,
+			void (*fn)(int, const uint8_t *, size_t, size_t),
+			size_t arg)
 {
 	int sp[2];
 
-	fuzz_decoders(d, size, WHY);
-	fuzz_decoders(d, size, 1 + size % 24);
 	/* The whole input must fit in the socket buffer, written at once. */
 	if (size > 65536 || socketpair(AF_UNIX, SOCK_STREAM, 0, sp))
-		return 0;
+		return;
 	if (size && send(sp[1], d, size, 0) != (ssize_t)size)
 		abort();
 	shutdown(sp[1], SHUT_WR);
-	fuzz_stream(sp[0], d, size);
+	fn(sp[0], d, size, arg);
 	close(sp[0]);
 	close(sp[1]);
+}
+
+static void fuzz_stream_fn(int fd, const uint8_t *d, size_t size, size_t arg)
+{
+	fuzz_stream(fd, d, size);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *d, size_t size)
+{
+	fuzz_decoders(d, size, WHY);
+	fuzz_decoders(d, size, 1 + size % 24);
+	over_socket(d, size, fuzz_stream_fn, 0);
+	over_socket(d, size, fuzz_report,
+		    DND_REPORT_HEAD_LEN + 2 * DND_REPORT_MAX);
+	over_socket(d, size, fuzz_report, DND_REPORT_HEAD_LEN + size % 1024);
 	return 0;
 }
