@@ -23,9 +23,8 @@
 #include "relay/relay_stats.h"
 
 #define DND_RELAY_FD_SLACK 64	/* listener, epoll, signalfd, stdio, logs */
-#define DND_RELAY_LINGER 2.0	/* seconds a refused client may take to close;
-				 * also how long a failing flow's last bytes
-				 * may sit unacknowledged before the reset */
+#define DND_RELAY_LINGER 2.0	/* seconds a failing flow's last bytes may sit
+				 * unacknowledged before the reset */
 #define DND_RELAY_FLUSH_TICK 0.01	/* seconds between send queue checks */
 /*
  * 1 MiB pipes: a splice moves up to 16 times more than through the 64 KiB
@@ -124,8 +123,6 @@ static void relay_timers(struct relay *r)
 	while (r->o->idle_timeout > 0 && (f = r->open.head) &&
 	       now - f->last >= r->o->idle_timeout)
 		relay_flow_close(r, f, DND_RELAY_IDLE);
-	while ((f = r->lingering.head) && now - f->last >= DND_RELAY_LINGER)
-		relay_flow_drop(r, f);
 	relay_flush_check(r);
 	while ((f = r->waiting.head) && now - f->last >= r->o->connect_timeout)
 		relay_flow_fail(r, f, -EMFILE);
@@ -136,8 +133,6 @@ static void relay_timers(struct relay *r)
 		relay_listen_on(r);
 	}
 	if (r->draining && now >= r->grace_end) {
-		while ((f = r->lingering.head))
-			relay_flow_drop(r, f);
 		while ((f = r->waiting.head))
 			relay_flow_fail(r, f, -ESHUTDOWN);
 		while ((f = r->connecting.head))
@@ -163,8 +158,6 @@ static int relay_next_ms(const struct relay *r)
 				 r->o->connect_timeout);
 	if (r->o->idle_timeout > 0 && r->open.head)
 		DND_RELAY_SOONER(r->open.head->last + r->o->idle_timeout);
-	if (r->lingering.head)
-		DND_RELAY_SOONER(r->lingering.head->last + DND_RELAY_LINGER);
 	if (r->flushing.head)
 		DND_RELAY_SOONER(now + DND_RELAY_FLUSH_TICK);
 	if (r->waiting.head)
@@ -277,8 +270,6 @@ static void relay_finish(struct relay *r)
 		relay_flow_fail(r, f, -ESHUTDOWN);
 	while ((f = r->connecting.head))
 		relay_flow_fail(r, f, -ESHUTDOWN);
-	while ((f = r->lingering.head))
-		relay_flow_drop(r, f);
 	while ((f = r->open.head))
 		relay_flow_close(r, f, DND_RELAY_GRACE);
 	while ((f = r->flushing.head))

@@ -114,7 +114,7 @@ static void relay_flow_start(struct relay *r, int cfd)
 
 	if (!f) {
 		relay_fd_short(r, -ENOMEM);
-		close(cfd);
+		relay_close_sock(r, cfd, true);
 		return;
 	}
 	f->r = r;

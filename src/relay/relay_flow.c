@@ -71,7 +71,7 @@ static void relay_dir_free(struct relay *r, struct relay_dir *d)
 	d->buf = NULL;
 }
 
-static void relay_close_fd(struct relay *r, int fd, bool reset)
+void relay_close_sock(struct relay *r, int fd, bool reset)
 {
 	struct linger lg = { .l_onoff = 1, .l_linger = 0 };
 
@@ -127,8 +127,8 @@ void relay_flow_close(struct relay *r, struct relay_flow *f,
 		r->st->errors++;
 		break;
 	}
-	relay_close_fd(r, f->fd[0], reset);
-	relay_close_fd(r, f->fd[1], reset);
+	relay_close_sock(r, f->fd[0], reset);
+	relay_close_sock(r, f->fd[1], reset);
 	relay_dir_free(r, &f->dir[0]);
 	relay_dir_free(r, &f->dir[1]);
 	relay_list_del(f);
@@ -138,10 +138,14 @@ void relay_flow_close(struct relay *r, struct relay_flow *f,
 	relay_listen_on(r);
 }
 
-/* Forgets a flow whose target side is already gone. */
+/*
+ * Forgets a flow whose target side is already gone. The client gets a
+ * reset: whatever it sent was not delivered, and a FIN would tell an
+ * uploading client that it was.
+ */
 void relay_flow_drop(struct relay *r, struct relay_flow *f)
 {
-	relay_close_fd(r, f->fd[0], false);
+	relay_close_sock(r, f->fd[0], true);
 	relay_list_del(f);
 	free(f);
 	r->nflows--;
@@ -149,50 +153,17 @@ void relay_flow_drop(struct relay *r, struct relay_flow *f)
 	relay_listen_on(r);
 }
 
-static void relay_on_linger(struct evloop *el, int fd, void *data,
-			    unsigned int fired)
-{
-	struct relay_flow *f = data;
-	char junk[16384];
-	ssize_t n;
-	int i;
-
-	for (i = 0; i < 16; i++) {
-		n = recv(fd, junk, sizeof(junk), MSG_DONTWAIT);
-		if (n == -1 && (errno == EAGAIN || errno == EINTR))
-			return;
-		if (n <= 0) {
-			relay_flow_drop(f->r, f);
-			return;
-		}
-	}
-}
-
-/*
- * The target could not be reached: send the client a FIN and read what it
- * still sends until it closes too (or relay.c's linger timer ends it),
- * because closing with unread input, or input still on its way, makes a
- * reset.
- */
 void relay_flow_fail(struct relay *r, struct relay_flow *f, int err)
 {
 	r->st->failed++;
 	if (!r->told_connect) {
-		log_err("relay: cannot connect to %s: %s; the client is closed "
+		log_err("relay: cannot connect to %s: %s; the client is reset "
 			"(further failures are only counted)", r->target_name,
 			strerror(-err));
 		r->told_connect = true;
 	}
-	relay_close_fd(r, f->fd[1], false);
+	relay_close_sock(r, f->fd[1], true);
 	f->fd[1] = -1;
-	relay_list_del(f);
-	if (!r->draining && shutdown(f->fd[0], SHUT_WR) == 0 &&
-	    !evloop_set(&r->el, f->fd[0], DND_EV_READ, relay_on_linger,
-			relay_on_linger, f)) {
-		f->last = r->el.now;
-		relay_list_add(&r->lingering, f);
-		return;
-	}
 	relay_flow_drop(r, f);
 }
 

@@ -292,8 +292,12 @@ static int relay_pump_fin(struct relay *r, struct relay_flow *f, int i)
 	if (!d->eof || d->count || d->shut || f->err[0] || f->err[1])
 		return 0;
 	d->shut = true;
-	if (shutdown(f->fd[!i], SHUT_WR) == 0 || errno == ENOTCONN)
+	if (shutdown(f->fd[!i], SHUT_WR) == 0)
 		return 0;
+	/*
+	 * ENOTCONN: the destination is closed already (a reset or a timeout
+	 * came in), so what was written to it may never have arrived.
+	 */
 	e = -errno;
 	if (!relay_peer_errno(e))
 		return e;

@@ -72,7 +72,7 @@ struct relay {
 	size_t budget;
 	struct dnd_sample t0;
 	struct relay_list waiting;	/* accepted, no fd left for the target */
-	struct relay_list connecting, open, lingering;
+	struct relay_list connecting, open;
 	struct relay_list flushing;	/* broken: the last bytes go out first */
 	double retry_at;	/* when waiting flows try again */
 	unsigned int nflows;
