@@ -226,6 +226,7 @@ static int br_start(const struct br_opts *b, struct br_run *run,
 	if (ro.mode == DND_RELAY_RW)
 		ro.pipe_size = 0;	/* unused by the copy path */
 	ro.max_conn = run->flows + 16;
+	ro.quiet = true;
 	if (!ro.max_pipes)
 		ro.max_pipes = 2 * ro.max_conn;
 	*rpid = br_spawn(b, lfd, -1, &ro, run->flows, rfd_r);

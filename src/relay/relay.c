@@ -20,6 +20,7 @@
 #include "relay/relay.h"
 #include "relay/relay_accept.h"
 #include "relay/relay_flow.h"
+#include "relay/relay_pump.h"
 #include "relay/relay_stats.h"
 
 #define DND_RELAY_FD_SLACK 64	/* listener, epoll, signalfd, stdio, logs */
@@ -60,6 +61,9 @@ static void relay_snapshot(struct relay *r)
 	st->pipes_peak = r->pool.peak;
 	st->pipe_size_min = r->pool.min_size;
 	st->pipes_small = r->pool.shrunk;
+	st->pipes_failed = r->pool.failed;
+	st->pipes_max = r->pool.max;
+	st->pipes_alive = r->pool.used + r->pool.nfree;
 	stats_sample(&t1);
 	stats_cost(&r->t0, &t1, 0, &c);
 	st->seconds = c.wall;
@@ -173,37 +177,57 @@ static int relay_next_ms(const struct relay *r)
 }
 
 /*
- * Each flow needs two sockets and at most two pipes of two fds each.
- * Returns the soft limit now in force, or -EMFILE after saying what to do.
+ * Each flow needs two sockets, and each pipe two fds. The soft limit goes
+ * as high as the flows and pipes need, or as the hard limit allows: a
+ * shortfall for the flows asked is an error that says how many the hard
+ * limit allows; one for pipes only lowers *pipes (flows past it copy), and
+ * says so. Returns the soft limit now in force, or -errno.
  */
-static int relay_nofile(const struct relay_opts *o)
+static int relay_nofile(const struct relay_opts *o, unsigned int *pipes)
 {
+	uint64_t flows = 2ULL * o->max_conn + DND_RELAY_FD_SLACK, want;
 	struct rlimit rl;
-	uint64_t need = 2ULL * o->max_conn + 2ULL * o->max_pipes +
-			DND_RELAY_FD_SLACK;
+	rlim_t was;
 
+	want = flows + 2ULL * o->max_pipes;
+	if (want > 1 << 20)
+		want = 1 << 20;
+	*pipes = o->max_pipes;
 	if (getrlimit(RLIMIT_NOFILE, &rl) == -1)
 		return -errno;
-	if (rl.rlim_cur >= need)
-		return rl.rlim_cur > (1 << 20) ? 1 << 20 : (int)rl.rlim_cur;
-	if (need > 1 << 20 || (rl.rlim_max != RLIM_INFINITY &&
-			       rl.rlim_max < need)) {
-		log_err("relay: --max-conn %u and --max-pipes %u need %llu file "
-			"descriptors, but RLIMIT_NOFILE allows %llu (ulimit "
-			"-Hn); lower --max-conn/--max-pipes or raise the hard "
-			"limit", o->max_conn, o->max_pipes,
-			(unsigned long long)need,
-			(unsigned long long)rl.rlim_max);
+	was = rl.rlim_cur;
+	if (rl.rlim_cur < want) {
+		rl.rlim_cur = rl.rlim_max != RLIM_INFINITY &&
+			      rl.rlim_max < want ? rl.rlim_max : want;
+		if (setrlimit(RLIMIT_NOFILE, &rl) == -1)
+			rl.rlim_cur = was;
+	}
+	if (rl.rlim_cur < flows) {
+		log_err("relay: --max-conn %u needs %llu file descriptors (2 a "
+			"flow, %d more for the loop), but RLIMIT_NOFILE allows "
+			"%llu (ulimit -Hn), enough for %llu flows; lower "
+			"--max-conn or raise the hard limit", o->max_conn,
+			(unsigned long long)flows, DND_RELAY_FD_SLACK,
+			(unsigned long long)rl.rlim_max,
+			rl.rlim_cur > DND_RELAY_FD_SLACK ? (unsigned long long)
+			(rl.rlim_cur - DND_RELAY_FD_SLACK) / 2 : 0ULL);
 		return -EMFILE;
 	}
-	rl.rlim_cur = need;
-	if (setrlimit(RLIMIT_NOFILE, &rl) == -1) {
-		log_err("relay: cannot raise RLIMIT_NOFILE to %llu: %s; raise "
-			"ulimit -n or lower --max-conn", (unsigned long long)need,
-			strerror(errno));
-		return -errno;
-	}
-	return (int)need;
+	if (rl.rlim_cur < want)
+		*pipes = (unsigned int)((rl.rlim_cur - flows) / 2);
+	if (o->quiet)
+		return (int)(rl.rlim_cur < want ? rl.rlim_cur : want);
+	if (rl.rlim_cur != was)
+		log_err("relay: RLIMIT_NOFILE soft limit raised from %llu to "
+			"%llu (hard limit %llu)", (unsigned long long)was,
+			(unsigned long long)rl.rlim_cur,
+			(unsigned long long)rl.rlim_max);
+	if (*pipes < o->max_pipes)
+		log_warn("relay: RLIMIT_NOFILE %llu leaves fds for %u pipes, "
+			 "not the %u asked (--max-pipes); flows past them copy "
+			 "(raise ulimit -Hn for more)",
+			 (unsigned long long)rl.rlim_cur, *pipes, o->max_pipes);
+	return (int)(rl.rlim_cur < want ? rl.rlim_cur : want);
 }
 
 /* The pipe size to ask for: the default is capped by fs.pipe-max-size. */
@@ -220,9 +244,10 @@ static int relay_setup(struct relay *r)
 {
 	const struct relay_opts *o = r->o;
 	char err[256];
+	unsigned int pipes;
 	int e, setsize;
 
-	setsize = relay_nofile(o);
+	setsize = relay_nofile(o, &pipes);
 	if (setsize < 0)
 		return setsize;
 	e = net_addr(o->target_host, o->target_port, &r->target,
@@ -235,7 +260,7 @@ static int relay_setup(struct relay *r)
 		     r->target_name, sizeof(r->target_name));
 	e = evloop_init(&r->el, setsize, (int)o->maxevents);
 	if (!e)
-		e = pipe_pool_init(&r->pool, o->max_pipes, relay_pipe_size(o));
+		e = pipe_pool_init(&r->pool, pipes, relay_pipe_size(o));
 	if (e) {
 		log_err("relay: cannot set up the event loop: %s",
 			strerror(-e));
@@ -280,6 +305,7 @@ static void relay_finish(struct relay *r)
 	if (r->sfd >= 0)
 		close(r->sfd);
 	pipe_pool_free(&r->pool);
+	relay_bufs_free(r);
 	evloop_free(&r->el);
 }
 

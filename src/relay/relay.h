@@ -41,6 +41,7 @@ struct relay_opts {
 	double connect_timeout;	/* seconds for the target's handshake */
 	double grace;		/* seconds flows get to finish after SIGTERM */
 	bool json;		/* stats as JSON lines */
+	bool quiet;		/* no start-up notes on stderr (the bench) */
 	FILE *out;		/* where stats go (SIGUSR1 and the end) */
 };
 
@@ -50,7 +51,9 @@ void relay_defaults(struct relay_opts *o);
 /*
  * Runs the relay until SIGTERM or SIGINT (then: stop accepting, give flows
  * o->grace seconds, reset the rest). SIGUSR1 prints stats. Raises
- * RLIMIT_NOFILE to what max_conn and max_pipes need. Blocks those signals
+ * RLIMIT_NOFILE to what max_conn and max_pipes need, as far as the hard
+ * limit allows (fewer pipes then; too few for max_conn is an error), and
+ * says what it got on stderr unless o->quiet. Blocks those signals
  * and reads them from a signalfd. Returns 0 with *st filled (also on
  * failure, as far as it got), or -errno after printing the cause.
  */

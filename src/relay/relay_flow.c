@@ -67,8 +67,7 @@ static void relay_dir_free(struct relay *r, struct relay_dir *d)
 	if (d->pipe)
 		pipe_put(&r->pool, d->pipe, d->count);
 	d->pipe = NULL;
-	free(d->buf);
-	d->buf = NULL;
+	relay_buf_put(r, d);
 }
 
 void relay_close_sock(struct relay *r, int fd, bool reset)

@@ -155,13 +155,17 @@ static int peer_tx(struct peer *p, struct peer_conn *c)
 							    DND_PEER_CHUNK;
 			size_t off = (c->tx_phase + c->tx_n) % DND_PEER_PERIOD;
 
-			if (p->o->pause && !p->sink && !p->resumed &&
-			    c->tx_n >= c->tx_len / 2) {
+			bool hold = p->o->pause && !p->sink && !p->resumed;
+
+			if (hold && c->tx_n >= c->tx_len / 2) {
 				if (!c->halted)
 					p->halted++;
 				c->halted = true;
 				return 0;
 			}
+			/* A flow shorter than two chunks halts halfway too. */
+			if (hold && len > c->tx_len / 2 - c->tx_n)
+				len = (size_t)(c->tx_len / 2 - c->tx_n);
 			n = send(c->fd, p->pat + off, len,
 				 MSG_DONTWAIT | MSG_NOSIGNAL);
 			if (n > 0) {

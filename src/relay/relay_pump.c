@@ -8,21 +8,52 @@
 #include <errno.h>
 #include <fcntl.h>		/* splice() */
 #include <stdlib.h>
+#include <string.h>
 
+#include "core/log.h"
 #include "core/net.h"
 #include "relay/relay_flow.h"
 #include "relay/relay_pump.h"
 
-/* Takes a pipe for a direction about to read; none left means copying. */
+/*
+ * Takes a pipe for a direction about to read; none left (--max-pipes, or
+ * pipe() failed: EMFILE, ENFILE, ENOMEM) means this flow copies from now
+ * on. Nothing is in flight then, so no byte changes path mid-stream.
+ */
 static void relay_dir_pipe(struct relay *r, struct relay_flow *f,
 			   struct relay_dir *d)
 {
+	int e;
+
 	if (d->pipe || d->count || f->copy || r->o->mode != DND_RELAY_SPLICE)
 		return;
-	if (pipe_get(&r->pool, &d->pipe)) {
-		f->copy = true;
-		r->st->fallbacks++;
-	}
+	e = pipe_get(&r->pool, &d->pipe);
+	if (!e)
+		return;
+	f->copy = true;
+	r->st->fallbacks++;
+	if (e != -ENOBUFS && !r->told_pipe)
+		log_warn("relay: cannot open a pipe: %s; flows without one "
+			 "copy instead (counted as fallbacks)", strerror(-e));
+	r->told_pipe = r->told_pipe || e != -ENOBUFS;
+}
+
+void relay_buf_put(struct relay *r, struct relay_dir *d)
+{
+	if (!d->buf)
+		return;
+	if (r->nbufs < DND_RELAY_BUF_CACHE)
+		r->bufs[r->nbufs++] = d->buf;
+	else
+		free(d->buf);
+	d->buf = NULL;
+	d->off = 0;
+}
+
+void relay_bufs_free(struct relay *r)
+{
+	while (r->nbufs)
+		free(r->bufs[--r->nbufs]);
 }
 
 /*
@@ -82,7 +113,8 @@ static ssize_t relay_fill_buf(struct relay *r, struct relay_dir *d, int src,
 	ssize_t n;
 
 	if (!d->buf) {
-		d->buf = malloc(r->o->buf_size);
+		d->buf = r->nbufs ? r->bufs[--r->nbufs] :
+				    malloc(r->o->buf_size);
 		if (!d->buf)
 			return -ENOMEM;
 	}
@@ -315,6 +347,8 @@ int relay_pump(struct relay *r, struct relay_flow *f, int i)
 		pipe_put(&r->pool, d->pipe, 0);
 		d->pipe = NULL;
 	}
+	if (d->buf && !d->count)
+		relay_buf_put(r, d);
 	if (!e)
 		e = relay_pump_fin(r, f, i);
 	if (spent && r->o->idle_timeout > 0) {

@@ -59,6 +59,9 @@ static void relay_stats_json(const struct relay_opts *o,
 	json_u64(&j, "pipes_peak", st->pipes_peak);
 	json_u64(&j, "pipe_size", st->pipe_size_min);
 	json_u64(&j, "pipes_small", st->pipes_small);
+	json_u64(&j, "pipes_failed", st->pipes_failed);
+	json_u64(&j, "pipes_max", st->pipes_max);
+	json_u64(&j, "pipes_alive", st->pipes_alive);
 	json_u64(&j, "wakeups", st->wakeups);
 	json_f64(&j, "events_per_wakeup", relay_div(st->events, st->wakeups));
 	json_u64(&j, "epoll_ctl", st->epoll_ctl);
@@ -97,14 +100,17 @@ void relay_stats_print(const struct relay_opts *o,
 		(unsigned long long)st->bytes_discarded,
 		(unsigned long long)st->urgent_copies);
 	fprintf(f, "  splice: in %llu calls, %.0f B/call; out %llu calls, "
-		"%.0f B/call; pipes %llu created, peak %llu in use, %llu B "
-		"(%llu smaller)\n",
-		(unsigned long long)st->splice_in_calls,
+		"%.0f B/call\n", (unsigned long long)st->splice_in_calls,
 		relay_bytes_per_splice(st),
 		(unsigned long long)st->splice_out_calls,
-		relay_div(st->splice_out_bytes, st->splice_out_calls),
+		relay_div(st->splice_out_bytes, st->splice_out_calls));
+	fprintf(f, "  pipes: %llu created (max %llu), %llu failed, peak %llu "
+		"in use, %llu open now, %llu B (%llu smaller)\n",
 		(unsigned long long)st->pipes_created,
+		(unsigned long long)st->pipes_max,
+		(unsigned long long)st->pipes_failed,
 		(unsigned long long)st->pipes_peak,
+		(unsigned long long)st->pipes_alive,
 		(unsigned long long)st->pipe_size_min,
 		(unsigned long long)st->pipes_small);
 	fprintf(f, "  copy: read %llu calls, %.0f B/call; write %llu calls; "

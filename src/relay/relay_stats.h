@@ -38,6 +38,11 @@ struct relay_stats {
 	uint64_t fallbacks;	/* flows that copied because no pipe was left */
 	uint64_t pipes_created, pipes_peak, pipe_size_min;
 	uint64_t pipes_small;	/* got the kernel's default size: EPERM */
+	uint64_t pipes_failed;	/* pipe() failed (EMFILE, ENFILE, ENOMEM) */
+	uint64_t pipes_max;	/* the cap in force (--max-pipes, or fewer
+				 * when RLIMIT_NOFILE cannot cover them) */
+	uint64_t pipes_alive;	/* open now, in use or pooled: kernel memory
+				 * of up to pipe_size each */
 	uint64_t wakeups, events, epoll_ctl;
 	double seconds;		/* wall time of the loop */
 	double cpu_user, cpu_sys;	/* the relay process */

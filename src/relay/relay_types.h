@@ -34,6 +34,8 @@ struct relay_dir {
 
 struct relay_flow;
 
+#define DND_RELAY_BUF_CACHE 64	/* empty copy buffers kept for reuse */
+
 struct relay_list {
 	struct relay_flow *head, *tail;	/* oldest first */
 };
@@ -69,6 +71,7 @@ struct relay {
 	bool told_connect;	/* the first target failure was logged */
 	bool told_accept;
 	bool told_error;	/* the first relay error was logged */
+	bool told_pipe;		/* the first pipe() failure was logged */
 	size_t budget;
 	struct dnd_sample t0;
 	struct relay_list waiting;	/* accepted, no fd left for the target */
@@ -76,6 +79,10 @@ struct relay {
 	struct relay_list flushing;	/* broken: the last bytes go out first */
 	double retry_at;	/* when waiting flows try again */
 	unsigned int nflows;
+	/* A direction holds a copy buffer only while it carries data, as
+	 * with pipes, so idle flows cost no 2 x --buffer each. */
+	char *bufs[DND_RELAY_BUF_CACHE];
+	unsigned int nbufs;
 };
 
 #endif

@@ -397,6 +397,7 @@ static void t_pump_error(enum relay_mode mode, const char *name, int want)
 	close(c);
 	close(lfd);
 	pipe_pool_free(&r.pool);
+	relay_bufs_free(&r);
 	evloop_free(&r.el);
 }
 
