@@ -293,6 +293,9 @@ void peer_watch(struct peer *p, struct peer_conn *c)
 		if (peer_may_send(c) && !(!p->sink && c->halted))
 			m |= DND_EV_WRITE;
 	}
+	/* Nothing to do (halted, all read): still hear of a reset. */
+	if (!m)
+		m = DND_EV_ERR;
 	e = evloop_set(&p->el, c->fd, m, peer_on_event, peer_on_event, c);
 	if (e)
 		peer_fail(p, c, "epoll: %s", strerror(-e));
@@ -303,8 +306,19 @@ static void peer_on_event(struct evloop *el, int fd, void *data,
 {
 	struct peer_conn *c = data;
 	struct peer *p = c->p;
-	int e;
+	int e = 0;
+	socklen_t len = sizeof(e);
 
+	/* Errors only (see peer_watch): the connection broke while waiting. */
+	if ((fired & DND_EV_ERR) && evloop_mask(el, fd) == DND_EV_ERR) {
+		if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &e, &len) == -1)
+			e = errno;
+		peer_fail(p, c, "%s while waiting, after %llu of %llu bytes "
+			  "sent", e ? strerror(e) : "hangup",
+			  (unsigned long long)c->tx_n,
+			  (unsigned long long)c->tx_len);
+		return;
+	}
 	if (c->connecting) {
 		e = net_connect_done(fd);
 		if (e == -EINPROGRESS)
