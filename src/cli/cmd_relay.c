@@ -27,6 +27,7 @@ enum {
 	OPT_SPLICE_MAX,
 	OPT_BUDGET,
 	OPT_BUFFER,
+	OPT_THREADS,
 	OPT_JSON,
 };
 
@@ -46,6 +47,7 @@ static const struct option relay_longopts[] = {
 	{ "splice-max", required_argument, NULL, OPT_SPLICE_MAX },
 	{ "budget", required_argument, NULL, OPT_BUDGET },
 	{ "buffer", required_argument, NULL, OPT_BUFFER },
+	{ "threads", required_argument, NULL, OPT_THREADS },
 	{ "json", no_argument, NULL, OPT_JSON },
 	{ NULL, 0, NULL, 0 },
 };
@@ -96,6 +98,10 @@ static void relay_usage(FILE *f)
 		"                            4 pipes, at least 256Ki)\n"
 		"      --buffer SIZE         copy buffer per direction (default "
 		"64Ki)\n"
+		"      --threads N           N event loops, a thread each, "
+		"sharing the listener\n"
+		"                            and dividing --max-conn and "
+		"--max-pipes (default 1)\n"
 		"      --json                stats as one JSON object per line\n"
 		"  -h, --help                this text\n\n"
 		"Sizes take k M G (10^3 ...) or Ki Mi Gi (2^10 ...).\n"
@@ -161,6 +167,11 @@ static void relay_opt(struct relay_cli *c, int opt, const char *arg, int *bad)
 	case OPT_BUFFER:
 		opt_num_arg("--buffer", arg, true, 1, 1U << 30, &v, bad);
 		o->buf_size = v;
+		break;
+	case OPT_THREADS:
+		opt_num_arg("--threads", arg, false, 1, DND_RELAY_MAX_THREADS,
+			    &v, bad);
+		o->threads = (unsigned int)v;
 		break;
 	case OPT_JSON:
 		o->json = true;

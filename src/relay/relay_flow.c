@@ -19,6 +19,29 @@
 #include "relay/relay_flow.h"
 #include "relay/relay_pump.h"
 
+void relay_flow_count(struct relay *r, int delta)
+{
+	struct relay_shared *sh = r->sh;
+	uint_fast64_t n, peak;
+
+	if (delta < 0) {
+		r->nflows--;
+		r->st->active--;
+		atomic_fetch_sub(&r->load, 1);
+		atomic_fetch_sub(&sh->active, 1);
+		return;
+	}
+	atomic_fetch_add(&r->load, 1);
+	r->nflows++;
+	if (++r->st->active > r->st->peak_active)
+		r->st->peak_active = r->st->active;
+	n = atomic_fetch_add(&sh->active, 1) + 1;
+	peak = atomic_load(&sh->peak_active);
+	while (n > peak &&
+	       !atomic_compare_exchange_weak(&sh->peak_active, &peak, n))
+		;
+}
+
 /*
  * Keeps l ordered by f->last, so the timers look at the head only. Nearly
  * every flow comes with last = now and lands at the tail at once; a waiting
@@ -132,8 +155,7 @@ void relay_flow_close(struct relay *r, struct relay_flow *f,
 	relay_dir_free(r, &f->dir[1]);
 	relay_list_del(f);
 	free(f);
-	r->nflows--;
-	r->st->active--;
+	relay_flow_count(r, -1);
 	relay_listen_on(r);
 }
 
@@ -147,20 +169,17 @@ void relay_flow_drop(struct relay *r, struct relay_flow *f)
 	relay_close_sock(r, f->fd[0], true);
 	relay_list_del(f);
 	free(f);
-	r->nflows--;
-	r->st->active--;
+	relay_flow_count(r, -1);
 	relay_listen_on(r);
 }
 
 void relay_flow_fail(struct relay *r, struct relay_flow *f, int err)
 {
 	r->st->failed++;
-	if (!r->told_connect) {
+	if (!atomic_exchange(&r->sh->told_connect, true))
 		log_err("relay: cannot connect to %s: %s; the client is reset "
-			"(further failures are only counted)", r->target_name,
-			strerror(-err));
-		r->told_connect = true;
-	}
+			"(further failures are only counted)",
+			r->sh->target_name, strerror(-err));
 	relay_close_sock(r, f->fd[1], true);
 	f->fd[1] = -1;
 	relay_flow_drop(r, f);
@@ -232,11 +251,10 @@ static bool relay_flow_failed_done(const struct relay_flow *f)
  */
 static void relay_flow_error(struct relay *r, struct relay_flow *f, int err)
 {
-	if (!r->told_error)
+	if (!atomic_exchange(&r->sh->told_error, true))
 		log_err("relay: a flow failed inside the relay: %s; both "
 			"sides were reset (further errors are only counted)",
 			strerror(-err));
-	r->told_error = true;
 	relay_flow_close(r, f, DND_RELAY_ERROR);
 }
 

@@ -28,6 +28,12 @@ void relay_list_add(struct relay_list *l, struct relay_flow *f);
 void relay_list_del(struct relay_flow *f);
 
 /*
+ * A flow begins (delta 1) or ends (-1) in r: its count, the loop's active
+ * and peak counters and the ones of all loops (atomic).
+ */
+void relay_flow_count(struct relay *r, int delta);
+
+/*
  * Ends f as how says: counts it, closes both sockets (with a reset unless
  * how is DND_RELAY_FIN, taking what the reset throws away back out of the
  * delivered bytes), gives its pipes back, frees f and may resume the

@@ -32,10 +32,9 @@ static void relay_dir_pipe(struct relay *r, struct relay_flow *f,
 		return;
 	f->copy = true;
 	r->st->fallbacks++;
-	if (e != -ENOBUFS && !r->told_pipe)
+	if (e != -ENOBUFS && !atomic_exchange(&r->sh->told_pipe, true))
 		log_warn("relay: cannot open a pipe: %s; flows without one "
 			 "copy instead (counted as fallbacks)", strerror(-e));
-	r->told_pipe = r->told_pipe || e != -ENOBUFS;
 }
 
 void relay_buf_put(struct relay *r, struct relay_dir *d)

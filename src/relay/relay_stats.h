@@ -8,8 +8,17 @@
 
 struct relay_opts;
 
+#define DND_RELAY_MAX_THREADS 64	/* --threads */
+
+/*
+ * With --threads, each loop counts its own and relay_stats_add() sums them;
+ * active and peak_active are counted across the loops as they happen, and
+ * pipes_peak is the sum of each loop's peak.
+ */
 struct relay_stats {
+	uint64_t threads;	/* loops these counters are summed over */
 	uint64_t accepted;	/* client connections taken */
+	uint64_t accepted_by[DND_RELAY_MAX_THREADS];	/* by each loop */
 	uint64_t active;	/* flows open now (connecting included) */
 	uint64_t peak_active;
 	uint64_t failed;	/* target refused, unreachable or timed out */
@@ -54,6 +63,13 @@ struct relay_stats {
  */
 void relay_stats_print(const struct relay_opts *o,
 		       const struct relay_stats *st, FILE *f);
+
+/*
+ * Adds one loop's counters in src to dst: sums, but the smallest pipe size
+ * seen; threads, accepted_by, active, peak_active, seconds and CPU are
+ * left alone (they are the process', not a loop's).
+ */
+void relay_stats_add(struct relay_stats *dst, const struct relay_stats *src);
 
 /* Mean bytes per splice into a pipe (seed 004's figure of merit); 0: none. */
 double relay_bytes_per_splice(const struct relay_stats *st);
