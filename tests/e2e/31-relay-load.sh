@@ -91,13 +91,15 @@ stop_relay() {
 }
 
 # N flows at once, every one paused halfway so that all are open together,
-# then let go: every byte checked at both ends and counted by the relay.
-for m in splice rw; do
+# then let go: every byte checked at both ends and counted by the relay;
+# splice and rw in one loop, splice in two.
+for run in "splice 1" "rw 1" "splice 2"; do
+	read -r m th <<<"$run"
 	next_port; sink=$PORT
 	next_port; rl=$PORT
 	bg "$T/sink.log" "$DND" bench relay --sink -l "127.0.0.1:$sink" --count "$N"
 	spid=$BPID
-	relay -m "$m" -l "127.0.0.1:$rl" -t "127.0.0.1:$sink" --max-conn "$N"
+	relay -m "$m" -l "127.0.0.1:$rl" -t "127.0.0.1:$sink" --max-conn "$N" --threads "$th"
 	wait_listen "$sink"
 	wait_listen "$rl"
 	rss0=$(rss_kib "$rpid")
@@ -122,7 +124,7 @@ for m in splice rw; do
 	# 2 x 64 KiB copy buffers a flow would be 131072 B; idle flows hold
 	# none, and no pipe either.
 	[ "$per" -le 2048 ] || fail "$m: $per B of relay RSS per open flow (RSS $rss0 -> $rss1 KiB)"
-	ok "$m: $N flows open at once, every byte verified; relay RSS $per B a flow ($rss0 -> $rss1 KiB), pipes open $pipes x $psize B"
+	ok "$m, --threads $th: $N flows open at once, every byte verified; relay RSS $per B a flow ($rss0 -> $rss1 KiB), pipes open $pipes x $psize B"
 done
 
 # pipe() failing for real: the relay's fd limit is lowered under it to its
