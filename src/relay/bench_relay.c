@@ -333,6 +333,8 @@ static void br_json(const struct br_opts *b, const struct br_run *r,
 	json_begin_doc(&j, stdout, "bench_relay_run");
 	json_str(&j, "path", br_name(b, r->mode));
 	json_u64(&j, "flows", r->flows);
+	if (r->mode == DND_BR_SPLICE || r->mode == DND_BR_RW)
+		json_u64(&j, "relay_threads", b->relay.threads);
 	json_u64(&j, "run", rep);
 	json_bool(&j, "ok", r->ok);
 	json_str(&j, "verdict", !r->ok ? "failed" : b->no_verify ? "counted" :
@@ -421,11 +423,12 @@ static void br_header(const struct br_opts *b)
 	unsigned int ps = b->relay.pipe_size;
 
 	printf("dnd bench relay: %s per run over loopback, split over the "
-	       "flows%s; pipes %s; %ld CPUs\n",
+	       "flows%s; pipes %s; relay threads %u; %ld CPUs\n",
 	       opt_fmt_size(b->bytes, sz, sizeof(sz)), b->reply ?
 	       " (plus replies)" : "", ps == DND_RELAY_PIPE_DEFAULT ?
 	       "1Mi (default)" : ps ? opt_fmt_size(ps, psz, sizeof(psz)) :
-	       "the kernel's default", sysconf(_SC_NPROCESSORS_ONLN));
+	       "the kernel's default", b->relay.threads,
+	       sysconf(_SC_NPROCESSORS_ONLN));
 	printf("relay CPU = user+sys of the relay process alone (getrusage; "
 	       "/proc/PID/stat for --via);\nthe load generator shares the "
 	       "machine.\n\n");
@@ -525,6 +528,7 @@ enum {
 	OPT_HALF_CLOSE,
 	OPT_PAUSE,
 	OPT_NO_VERIFY,
+	OPT_THREADS,
 };
 
 static const struct option br_longopts[] = {
@@ -550,6 +554,7 @@ static const struct option br_longopts[] = {
 	{ "half-close", no_argument, NULL, OPT_HALF_CLOSE },
 	{ "pause", no_argument, NULL, OPT_PAUSE },
 	{ "no-verify", no_argument, NULL, OPT_NO_VERIFY },
+	{ "threads", required_argument, NULL, OPT_THREADS },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -574,8 +579,9 @@ static void br_usage(FILE *f)
 		"median (default 1)\n"
 		"  --pipe-size SIZE, --rcvlowat SIZE, --splice-max SIZE, "
 		"--maxevents N,\n"
-		"  --budget SIZE"
-		"      passed to the relay (see 'dnd relay --help')\n"
+		"  --budget SIZE, --threads N\n"
+		"                     passed to the relay (see 'dnd relay "
+		"--help')\n"
 		"  --sink-port PORT   the sink's port on 127.0.0.1 (default: "
 		"any free one)\n"
 		"  --via HOST:PORT    also measure another relay listening "
@@ -685,6 +691,11 @@ static void br_opt(struct br_opts *b, int opt, const char *arg, int *bad)
 	case OPT_BUDGET:
 		opt_num_arg("--budget", arg, true, 1, 1ULL << 40, &v, bad);
 		b->relay.budget = v;
+		break;
+	case OPT_THREADS:
+		opt_num_arg("--threads", arg, false, 1, DND_RELAY_MAX_THREADS,
+			    &v, bad);
+		b->relay.threads = (unsigned int)v;
 		break;
 	case OPT_SINK_PORT:
 		opt_num_arg("--sink-port", arg, false, 1, 65535, &v, bad);
