@@ -39,8 +39,10 @@ static int evloop_api_ctl(struct evloop *el, int fd, unsigned int old,
 		ee.events |= EPOLLIN | EPOLLRDHUP;
 	if (mask & DND_EV_WRITE)
 		ee.events |= EPOLLOUT;
-	if (mask & DND_EV_EXCL)
-		ee.events = (ee.events & ~(uint32_t)EPOLLRDHUP) | EPOLLEXCLUSIVE;
+	if (mask & DND_EV_EXCL) {
+		ee.events &= ~(uint32_t)EPOLLRDHUP;
+		ee.events |= EPOLLEXCLUSIVE;
+	}
 	el->ctl_calls++;
 	if (epoll_ctl(el->epfd, old ? EPOLL_CTL_MOD : EPOLL_CTL_ADD, fd,
 		      &ee) == -1)
