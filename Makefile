@@ -1,12 +1,33 @@
 # SPDX-License-Identifier: MIT
 # dnd: one non-recursive Makefile. `make` builds ./dnd, `make test` runs the
-# suite, `make bench` the loopback benchmark. SANITIZE=address,undefined
-# builds into a separate tree so the two never mix objects.
+# suite, `make bench` the loopback benchmark, `make install` honours PREFIX
+# and DESTDIR. SANITIZE=address,undefined builds into a separate tree so the
+# two never mix objects.
 
 CC      ?= cc
 CFLAGS  ?= -O2 -g
 WERROR  ?= 1
 SANITIZE ?=
+
+# Where `make install` puts things (GNU names; DESTDIR stages a package).
+PREFIX  ?= /usr/local
+BINDIR  ?= $(PREFIX)/bin
+DATADIR ?= $(PREFIX)/share
+MANDIR  ?= $(DATADIR)/man
+DOCDIR  ?= $(DATADIR)/doc/dnd
+INSTALL ?= install
+# Under PREFIX=/usr the distribution's own places, as pkg-config names them;
+# under any other prefix its own tree (bash-completion and systemd both look
+# in /usr/local/share/bash-completion/completions, /usr/local/lib/systemd).
+ifeq ($(PREFIX),/usr)
+BASHCOMPDIR ?= $(or $(shell pkg-config --variable=completionsdir \
+	bash-completion 2>/dev/null),$(DATADIR)/bash-completion/completions)
+SYSTEMDUNITDIR ?= $(or $(shell pkg-config --variable=systemdsystemunitdir \
+	systemd 2>/dev/null),$(PREFIX)/lib/systemd/system)
+else
+BASHCOMPDIR ?= $(DATADIR)/bash-completion/completions
+SYSTEMDUNITDIR ?= $(PREFIX)/lib/systemd/system
+endif
 
 WARN := -Wall -Wextra -Wshadow -Wformat=2 -Wmissing-prototypes \
 	-Wstrict-prototypes -Wno-unused-parameter
@@ -27,12 +48,15 @@ SANFLAGS :=
 endif
 
 DND_CFLAGS := -std=gnu11 -D_GNU_SOURCE -pthread $(WARN) -Isrc $(SANFLAGS)
-LIBS := -lxxhash -pthread
+LIBS := -lxxhash -pthread -lm
 
 # libsodium is required (dnd serve's key proofs and MACs). Without pkg-config
 # data, -lsodium still names what is missing at link time; make deps installs it.
 DND_CFLAGS += $(shell pkg-config --cflags libsodium 2>/dev/null)
 LIBS += $(shell pkg-config --libs libsodium 2>/dev/null || echo -lsodium)
+# libmicrohttpd serves the relay's and the server's /metrics.
+DND_CFLAGS += $(shell pkg-config --cflags libmicrohttpd 2>/dev/null)
+LIBS += $(shell pkg-config --libs libmicrohttpd 2>/dev/null || echo -lmicrohttpd)
 
 # io_uring support is optional at build time; the probe reports "not built".
 ifeq ($(shell pkg-config --exists liburing 2>/dev/null && echo y),y)
@@ -62,6 +86,7 @@ endif
 
 .PHONY: all deps test check asan-check smoke bench clean hdrcheck format format-check \
 	fuzz fuzz-bins
+.PHONY: check-headers check-quick install uninstall
 
 all: $(BIN)
 
@@ -87,15 +112,35 @@ $(BUILD)/src/core/version.o: DND_CFLAGS += -DDND_VERSION='"$(DND_VERSION)"'
 .PHONY: FORCE
 FORCE:
 
-$(BUILD)/%.o: %.c
+$(BUILD)/%.o: %.c | check-headers
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $<")
-	$(Q)$(CC) $(DND_CFLAGS) $(CFLAGS) -MMD -MP -c -o $@ $<
+	$(Q)$(CC) $(DND_CFLAGS) $(CPPFLAGS) $(CFLAGS) -MMD -MP -c -o $@ $<
+
+# Before the first compile: are the libraries' headers there? A fresh machine
+# then hears which Debian packages to install, not "xxhash.h: No such file".
+BUILD_HEADERS := xxhash.h:libxxhash-dev sodium.h:libsodium-dev \
+	microhttpd.h:libmicrohttpd-dev
+check-headers:
+	$(Q)missing=; for hp in $(BUILD_HEADERS); do \
+		printf '#include <%s>\n' "$${hp%%:*}" | $(CC) $(DND_CFLAGS) \
+			$(CPPFLAGS) $(CFLAGS) -E -x c - >/dev/null 2>&1 || \
+			missing="$$missing $$hp"; \
+	done; \
+	[ -z "$$missing" ] || { for hp in $$missing; do \
+		echo "dnd: cannot build: $${hp%%:*} is missing (Debian package $${hp#*:})" >&2; \
+	done; \
+	echo "  On Debian or Ubuntu install the build packages:" >&2; \
+	echo "    apt-get install libxxhash-dev libsodium-dev libmicrohttpd-dev pkg-config liburing-dev" >&2; \
+	echo "  (liburing-dev is optional: without it dnd has no io_uring" >&2; \
+	echo "  methods), or run 'make deps' as root to install everything." >&2; \
+	exit 1; }
 
 $(BUILD)/tests/unit/%: tests/unit/%.c $(LIB_OBJS)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $<")
-	$(Q)$(CC) $(DND_CFLAGS) $(CFLAGS) -Itests/unit -MMD -MP -o $@ $< $(LIB_OBJS) $(LIBS)
+	$(Q)$(CC) $(DND_CFLAGS) $(CPPFLAGS) $(CFLAGS) -Itests/unit -MMD -MP \
+		$(LDFLAGS) -o $@ $< $(LIB_OBJS) $(LIBS)
 
 $(BUILD)/tests/fuzz/%: tests/fuzz/%.c $(LIB_OBJS)
 	@mkdir -p $(dir $@)
@@ -110,6 +155,12 @@ deps:
 test check: deps
 	$(Q)$(MAKE) --no-print-directory all $(UNIT_BINS)
 	$(Q)DND=$(CURDIR)/$(BIN) UNIT_DIR=$(BUILD)/tests/unit tests/run.sh
+
+# What a package build can run (dh_auto_test): the unit programs and one
+# loopback transfer; no packages installed, no root, a few seconds.
+check-quick: all $(UNIT_BINS)
+	$(Q)DND=$(CURDIR)/$(BIN) UNIT_DIR=$(BUILD)/tests/unit tests/run.sh test_
+	$(Q)DND=$(CURDIR)/$(BIN) tests/smoke.sh
 
 asan-check:
 	$(Q)$(MAKE) --no-print-directory test SANITIZE=address,undefined
@@ -138,7 +189,7 @@ BENCH_ARGS ?= --compare
 bench: deps all
 	$(Q)$(BIN) bench $(BENCH_ARGS)
 
-hdrcheck:
+hdrcheck: | check-headers
 	$(Q)for h in src/*/*.h; do [ -f "$$h" ] || continue; \
 		echo "#include \"$${h#src/}\"" | \
 		$(CC) $(DND_CFLAGS) -x c -fsyntax-only - || exit 1; done
@@ -151,6 +202,32 @@ format:
 
 format-check:
 	clang-format --dry-run --Werror src/*.c src/*/*.c src/*/*.h tests/unit/*.c tests/unit/*.h
+
+# `make install`: the program, its man pages, bash completion and docs; the
+# systemd unit and the docs/ pages join when they exist.
+MANPAGES := $(sort $(wildcard man/*.1))
+DOCS := README.md LICENSE $(sort $(wildcard docs/*.md))
+UNIT := $(wildcard contrib/dnd-serve.service)
+
+install: all
+	$(INSTALL) -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 \
+		$(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(DOCDIR)
+	$(INSTALL) -m 0755 $(BIN) $(DESTDIR)$(BINDIR)/dnd
+	$(INSTALL) -m 0644 $(MANPAGES) $(DESTDIR)$(MANDIR)/man1
+	$(INSTALL) -m 0644 completion/dnd $(DESTDIR)$(BASHCOMPDIR)/dnd
+	$(INSTALL) -m 0644 $(DOCS) $(DESTDIR)$(DOCDIR)
+ifneq ($(UNIT),)
+	$(INSTALL) -d $(DESTDIR)$(SYSTEMDUNITDIR)
+	$(INSTALL) -m 0644 $(UNIT) $(DESTDIR)$(SYSTEMDUNITDIR)
+endif
+
+# Removes what install wrote; directories others share (bin, man1) stay.
+uninstall:
+	rm -f $(DESTDIR)$(BINDIR)/dnd $(DESTDIR)$(BASHCOMPDIR)/dnd \
+		$(addprefix $(DESTDIR)$(MANDIR)/man1/,$(notdir $(MANPAGES))) \
+		$(addprefix $(DESTDIR)$(DOCDIR)/,$(notdir $(DOCS))) \
+		$(DESTDIR)$(SYSTEMDUNITDIR)/dnd-serve.service
+	rmdir --ignore-fail-on-non-empty $(DESTDIR)$(DOCDIR) 2>/dev/null || true
 
 clean:
 	rm -rf build build-san build-fuzz dnd

@@ -48,5 +48,5 @@ for r in $(seq 1 "$ROUNDS"); do
 	jq -rn --slurpfile f "$W/fio.json" --slurpfile d "$W/dnd.json" --arg r "$r" '
 		($f[0].jobs | map({(.jobname): .}) | add) as $j |
 		($d | map({(.path): .}) | add) as $k |
-		"| \($r) | \($j.write.write.bw / 1024 | round) | \($k.write.mib_per_s | round) | \($j.splice.write.bw / 1024 | round) | \($k.vmsplice.mib_per_s | round) | \($j.write.usr_cpu | round)/\($j.write.sys_cpu | round) | \($k.write.cpu_usr_pct | round)/\($k.write.cpu_sys_pct | round) |"'
+		"| \($r) | \($j.write.write.bw / 1024 | round) | \($k.write.mib_per_s | round) | \($j.splice.write.bw / 1024 | round) | \($k.vmsplice.mib_per_s | round) | \($j.write.usr_cpu | round)/\($j.write.sys_cpu | round) | \($k.write.cpu_user_pct | round)/\($k.write.cpu_sys_pct | round) |"'
 done

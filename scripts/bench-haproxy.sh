@@ -172,21 +172,21 @@ jq -rs '
   def r2: if . == null then "-" else (. * 100 | round / 100 | tostring) end;
   def ratio($a; $b): if $a == null or $b == null or $b == 0 then null
     else $a / $b end;
-  def all: (.relay_cpu_user + .relay_cpu_sys + .client_cpu + .sink_cpu)
-    / (.bytes / 1073741824);
+  def all: (.relay_cpu_user_seconds + .relay_cpu_sys_seconds
+    + .client_cpu_seconds + .sink_cpu_seconds) / (.bytes / 1073741824);
   group_by(.flows)[] as $f
   | ($f | map(select(.path == "splice"))) as $d
   | ($f | map(select(.path == "haproxy"))) as $h
   | ($d | map(.gbit_per_s) | med) as $dg | ($h | map(.gbit_per_s) | med) as $hg
-  | ($d | map(.relay_cpu_s_per_gib) | med) as $dc
-  | ($h | map(.relay_cpu_s_per_gib) | med) as $hc
+  | ($d | map(.relay_cpu_seconds_per_gib) | med) as $dc
+  | ($h | map(.relay_cpu_seconds_per_gib) | med) as $hc
   | ratio($dg; $hg) as $rg | ratio($dc; $hc) as $rc
   | [$f[0].flows,
      ($f | map(select(.path == "direct") | .gbit_per_s) | med | r2),
      ($dg | r2), ($hg | r2), ($rg | r2),
      ($dc | r2), ($hc | r2), ($rc | r2),
      ($d | map(all) | med | r2), ($h | map(all) | med | r2),
-     ($d | map(.bytes_per_splice_in) | med | if . == null then "-" else round end),
+     ($d | map(.splice_in_bytes_per_call) | med | if . == null then "-" else round end),
      (if $rg != null and $rc != null and $rg >= 1.2 and $rc <= 0.8
       then "met" else "missed" end),
      "\($f | map(select(.ok)) | length)/\($f | length)"]

@@ -53,7 +53,7 @@ cell() { # cell SRC DST SEND RECV: one dnd transfer, a table row
 	fi
 	jq -rn --slurpfile s "$W/s.json" --slurpfile r "$W/r.json" --arg l "$sm -> $rm" \
 		--argjson ref "$(cat "$W/ip.l1M")" '
-		"| \($l) | \($r[0].gbit_per_s * 100 | round / 100) (\($r[0].gbit_per_s / $ref * 100 | round / 100)x) | \($s[0].cpu_usec_per_mb | round) | \($r[0].cpu_usec_per_mb | round) | \($r[0].verdict) |"'
+		"| \($l) | \($r[0].gbit_per_s * 100 | round / 100) (\($r[0].gbit_per_s / $ref * 100 | round / 100)x) | \($s[0] | (.cpu_us_per_mb // .cpu_usec_per_mb) | round) | \($r[0] | (.cpu_us_per_mb // .cpu_usec_per_mb) | round) | \($r[0].verdict) |"'
 }
 
 echo "# dnd transfer benchmark, $(uname -r), $(nproc) CPUs, $(date -u +%FT%TZ)"

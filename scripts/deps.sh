@@ -1,19 +1,42 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# Installs the Debian packages dnd builds, tests and benchmarks with, when
-# any is missing. Quiet and quick when everything is there already.
+# Installs the Debian packages dnd builds, packages, tests and benchmarks
+# with, when any is missing: debian/control's Build-Depends (so that a fresh
+# machine can run dpkg-buildpackage too) and the tools the tests use. Quiet
+# and quick when everything is there already.
 # `deps.sh fuzz` also wants clang and its libFuzzer runtime (make fuzz).
 set -eu
+cd "$(dirname "$0")/.."
 
-PKGS="gcc make pkg-config libxxhash-dev xxhash liburing-dev libsodium-dev netcat-openbsd \
-iproute2 iperf3 strace gnuplot-nox jq"
+# python3 and python3-jsonschema: the tests read bench's CSV with Python's
+# csv module and check every JSON object against docs/schema/.
+# Build-Depends, one name per item: the first alternative, without version,
+# architecture or profile qualifiers. debhelper-compat is a virtual package
+# that debhelper provides, and dpkg-query knows only real ones.
+build_depends() {
+	sed -n '/^Build-Depends:/,/^[^ 	]/{
+		s/^Build-Depends://
+		/^[^ 	]/d
+		p
+	}' debian/control | tr ',' '\n' | sed -e 's/|.*//' \
+		-e 's/([^)]*)//g; s/\[[^]]*\]//g; s/<[^>]*>//g' \
+		-e 's/^[ 	]*//; s/[ 	]*$//' \
+		-e 's/^debhelper-compat$/debhelper/' | grep -v '^$'
+}
+
+PKGS="gcc make dpkg-dev $(build_depends | tr '\n' ' ')
+xxhash netcat-openbsd iproute2 iperf3 strace gnuplot-nox jq
+man-db groff-base mandoc lintian python3 python3-jsonschema"
 # libclang-rt-dev holds libFuzzer; clang only recommends it.
 [ "${1:-}" = fuzz ] && PKGS="$PKGS clang libclang-rt-dev"
 
+# One dpkg-query for all: it names the installed ones.
+# shellcheck disable=SC2086
+installed=$(dpkg-query -W -f='${Package} ${Status}\n' $PKGS 2>/dev/null |
+	awk '$NF == "installed" { print $1 }')
 missing=""
 for p in $PKGS; do
-	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" ||
-		missing="$missing $p"
+	echo "$installed" | grep -qx "$p" || missing="$missing $p"
 done
 [ -z "$missing" ] && exit 0
 

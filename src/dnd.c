@@ -1,58 +1,57 @@
 // SPDX-License-Identifier: MIT
 /*
  * dnd: disk -> network -> disk transfers and the numbers that explain them.
- * main() only picks a subcommand; everything else lives in cmd_*.c.
+ * main() only picks a subcommand from the table; the rest is in src/cli/.
  */
-#include <stdio.h>
-#include <string.h>
+#include <stddef.h>
 
-#include "relay/bench_relay.h"
 #include "cli/cmd_bench.h"
+#include "cli/cmd_bench_relay.h"
 #include "cli/cmd_filebench.h"
+#include "cli/cmd_help.h"
 #include "cli/cmd_probe.h"
 #include "cli/cmd_relay.h"
 #include "cli/cmd_xfer.h"
 
-struct dnd_cmd {
-	const char *name;
-	int (*run)(int argc, char **argv);
-	const char *help;
-};
+static int dnd_help(int argc, char **argv);
 
 static const struct dnd_cmd cmds[] = {
 	{ "send", cmd_send, "send a file to 'dnd recv'" },
 	{ "recv", cmd_recv, "receive one file from 'dnd send'" },
-	{ "bench", cmd_bench, "every method pair, beside memcpy, pipe, iperf3" },
-	{ "filebench", cmd_filebench, "every way to put data into a file" },
-	{ "probe", cmd_probe, "what this kernel can do; seed 004's checks" },
-	{ "relay", cmd_relay, "forward TCP flows with splice (seed 004)" },
+	{ "bench", cmd_bench, "every method pair, beside memcpy, a pipe and "
+	  "iperf3" },
+	{ "bench relay", cmd_bench_relay, "the relay against a direct "
+	  "connection, under many flows" },
+	{ "filebench", cmd_filebench, "every way to put data into a file, "
+	  "timed like fio" },
+	{ "probe", cmd_probe, "what this kernel can do, checked live" },
+	{ "relay", cmd_relay, "forward TCP connections with splice, "
+	  "HAProxy-style" },
+	{ "help", dnd_help, "this list; 'dnd help COMMAND' is 'dnd COMMAND "
+	  "--help'" },
+	{ "version", cmd_version, "dnd's version, the kernel and the features "
+	  "built in" },
 	{ NULL, NULL, NULL },
 };
 
-static void dnd_help(void)
+static int dnd_help(int argc, char **argv)
 {
-	const struct dnd_cmd *c;
-
-	printf("usage: dnd COMMAND [options]   (or the seed's form: "
-	       "dnd [-c host] [options] FILE)\n\n");
-	for (c = cmds; c->name; c++)
-		printf("  %-8s %s\n", c->name, c->help);
-	printf("\n'dnd COMMAND --help' describes each command.\n");
+	return cmd_help(cmds, argc, argv);
 }
 
 int main(int argc, char **argv)
 {
 	const struct dnd_cmd *c;
+	int words;
 
-	if (argc > 1 && !strcmp(argv[1], "help")) {
-		dnd_help();
-		return 0;
+	if (argc < 2) {
+		cmd_list(cmds, stderr);
+		return 2;
 	}
-	/* `bench relay` lives in bench_relay.c, the rest of bench in cmd_bench.c. */
-	if (argc > 2 && !strcmp(argv[1], "bench") && !strcmp(argv[2], "relay"))
-		return cmd_bench_relay(argc - 2, argv + 2);
-	for (c = cmds; argc > 1 && c->name; c++)
-		if (!strcmp(argv[1], c->name))
-			return c->run(argc - 1, argv + 1);
+	c = cmd_find(cmds, argc - 1, argv + 1, &words);
+	if (c)
+		return c->run(argc - words, argv + words);
+	if (cmd_typo(cmds, argv[1]))
+		return 2;
 	return cmd_seed(argc, argv);
 }

@@ -56,6 +56,17 @@ double bench_ratio(const struct bench *b, const struct bench_cell *c,
 	return c->sum.mbps / r->mbps;
 }
 
+/* " | -P 4" for a table of several streams, "" for one. */
+static const char *bench_streams_text(const struct bench_group *g)
+{
+	static char buf[24];
+
+	if (g->streams <= 1)
+		return "";
+	snprintf(buf, sizeof(buf), " | -P %u", g->streams);
+	return buf;
+}
+
 static void print_header(FILE *f, const struct bench *b)
 {
 	char w[24];
@@ -80,20 +91,20 @@ static void print_header(FILE *f, const struct bench *b)
 		"rows below, sampled between the cells of this same run.\n");
 }
 
-static void print_title(FILE *f, const struct bench *b,
-			const struct bench_group *g)
+const char *bench_group_title(const struct bench_group *g, char *buf,
+			      size_t len)
 {
 	char s[24], bs[24], ps[24];
 
-	fprintf(f, "\n== %s%s%s -> %s | %s per run | buffer %s%s | pipe %s ==\n",
-		g->label[0] ? g->label : "", g->label[0] ? ": " : "",
-		bench_src_name(g->src), bench_sink_name(g->sink),
-		opt_fmt_size(g->size, s, sizeof(s)),
-		g->rbsz ? "send as in each row, recv " : "",
-		opt_fmt_size(g->rbsz ? g->rbsz : g->bsz, bs, sizeof(bs)),
-		g->pipe ? opt_fmt_size(g->pipe, ps, sizeof(ps)) :
-			  "kernel default");
-	(void)b;
+	snprintf(buf, len, "%s%s%s -> %s | %s per run | buffer %s%s | pipe "
+		 "%s%s", g->label[0] ? g->label : "", g->label[0] ? ": " : "",
+		 bench_src_name(g->src), bench_sink_name(g->sink),
+		 opt_fmt_size(g->size, s, sizeof(s)),
+		 g->rbsz ? "send as in each row, recv " : "",
+		 opt_fmt_size(g->rbsz ? g->rbsz : g->bsz, bs, sizeof(bs)),
+		 g->pipe ? opt_fmt_size(g->pipe, ps, sizeof(ps)) :
+			   "kernel default", bench_streams_text(g));
+	return buf;
 }
 
 /* The text of one matrix entry; *note set for n/a, failed and same. */
@@ -143,9 +154,8 @@ static void put_col(FILE *f, const char *s, int width)
 	fprintf(f, "%s%*s", s, width > cols ? width - cols : 0, "");
 }
 
-/* "uring" or, when the row's sender has its own buffer, "uring -b 64Ki". */
-static const char *row_name(const struct bench_group *g, unsigned int r,
-			    char *buf, size_t len)
+const char *bench_row_name(const struct bench_group *g, unsigned int r,
+			   char *buf, size_t len)
 {
 	char bs[24];
 
@@ -188,7 +198,7 @@ static void print_matrix(FILE *f, const struct bench *b,
 		put_col(f, g->cols[c]->name, cw);
 	fputc('\n', f);
 	for (r = 0; r < g->nrows; r++) {
-		put_col(f, row_name(g, r, buf, sizeof(buf)), rw);
+		put_col(f, bench_row_name(g, r, buf, sizeof(buf)), rw);
 		for (c = 0; c < g->ncols; c++) {
 			const struct bench_cell *x = cell_at(b, g, r, c);
 
@@ -238,7 +248,7 @@ static void print_details(FILE *f, const struct bench *b,
 
 		if (c->state != BENCH_OK)
 			continue;
-		row_name(g, (unsigned int)(c - &b->cells[g->first]) / g->ncols,
+		bench_row_name(g, (unsigned int)(c - &b->cells[g->first]) / g->ncols,
 			 sn, sizeof(sn));
 		snprintf(mm, sizeof(mm), "[%.0f-%.0f]", s->mbps_min, s->mbps_max);
 		snprintf(sd, sizeof(sd), "%.0f (%.2f/%.2f)", s->s_usmb,
@@ -279,8 +289,8 @@ static void print_refs(FILE *f, const struct bench *b)
 	}
 }
 
-static const struct bench_cell *group_best(const struct bench *b,
-					   const struct bench_group *g)
+const struct bench_cell *bench_group_best(const struct bench *b,
+					 const struct bench_group *g)
 {
 	const struct bench_cell *best = NULL;
 	unsigned int i;
@@ -307,17 +317,17 @@ static void print_ratios(FILE *f, const struct bench *b)
 	fprintf(f, "\n== fastest cell of each table, as ratios ==\n");
 	for (gi = 0; gi < b->ngroups; gi++) {
 		const struct bench_group *g = &b->groups[gi];
-		const struct bench_cell *c = group_best(b, g);
+		const struct bench_cell *c = bench_group_best(b, g);
 
 		if (!c)
 			continue;
-		fprintf(f, "%s%s%s -> %s (-b %s, pipe %s): %s -> %s %.0f MB/s",
+		fprintf(f, "%s%s%s -> %s (-b %s, pipe %s%s): %s -> %s %.0f MB/s",
 			g->label, g->label[0] ? ", " : "", bench_src_name(g->src),
 			bench_sink_name(g->sink),
 			opt_fmt_size(c->sbsz, bs, sizeof(bs)),
 			g->pipe ? opt_fmt_size(g->pipe, ps, sizeof(ps)) :
-				  "default", c->snd->name, c->rcv->name,
-			c->sum.mbps);
+				  "default", bench_streams_text(g), c->snd->name,
+			c->rcv->name, c->sum.mbps);
 		for (k = 0, sep = " ="; k < 4; k++) {
 			double x = bench_ratio(b, c, keys[k]);
 
@@ -366,13 +376,15 @@ static void print_overall(FILE *f, const struct bench *b)
 
 void bench_print(FILE *f, const struct bench *b)
 {
+	char title[200];
 	unsigned int gi;
 
 	print_header(f, b);
 	for (gi = 0; gi < b->ngroups; gi++) {
 		const struct bench_group *g = &b->groups[gi];
 
-		print_title(f, b, g);
+		fprintf(f, "\n== %s ==\n", bench_group_title(g, title,
+							   sizeof(title)));
 		print_matrix(f, b, g, false);
 		fputc('\n', f);
 		print_matrix(f, b, g, true);

@@ -6,6 +6,7 @@
 #ifndef DND_BENCH_OUT_H
 #define DND_BENCH_OUT_H
 
+#include <stddef.h>
 #include <stdio.h>
 
 #include "bench/bench_types.h"
@@ -18,6 +19,21 @@ void bench_mark_best(struct bench *b);
 
 /* The text report: header, one table per group, references, ratios. */
 void bench_print(FILE *f, const struct bench *b);
+
+/* A table's title: "zero -> null | 32Mi per run | buffer 64Ki | pipe
+ * kernel default", with "best path: " before it for that table. Returns
+ * buf. */
+const char *bench_group_title(const struct bench_group *g, char *buf,
+			      size_t len);
+
+/* Row r's name: the send method, with " -b SIZE" when the row's sender has
+ * its own buffer. Returns buf, or the method's name. */
+const char *bench_row_name(const struct bench_group *g, unsigned int r,
+			   char *buf, size_t len);
+
+/* The table's fastest ok cell, or NULL when none ran. */
+const struct bench_cell *bench_group_best(const struct bench *b,
+					  const struct bench_group *g);
 
 /* Cell throughput over a reference's (0 when there is none). */
 double bench_ratio(const struct bench *b, const struct bench_cell *c,

@@ -39,6 +39,7 @@ static struct bench_group *bench_add_group(struct bench *b, const char *label,
 	g->sink = k;
 	g->bsz = bsz;
 	g->pipe = pipe;
+	g->streams = 1;
 	g->size = bench_size_for(&b->o, k);
 	return g;
 }
@@ -84,23 +85,35 @@ static void bench_plan_best(struct bench *b)
 	}
 }
 
+/* The tables of one source and sink: every buffer x pipe x streams. */
+static void bench_plan_combo(struct bench *b, enum bench_src s,
+			     enum bench_sink k)
+{
+	unsigned int bi, pi, si;
+
+	for (bi = 0; bi < b->o.nbufs; bi++)
+		for (pi = 0; pi < b->o.npipes; pi++)
+			for (si = 0; si < b->o.nstreams; si++) {
+				struct bench_group *g = bench_add_group(
+					b, "", s, k, b->o.bufs[bi],
+					b->o.pipes[pi]);
+
+				g->streams = b->o.streams[si];
+				memcpy(g->rows, b->o.send_m, sizeof(g->rows));
+				memcpy(g->cols, b->o.recv_m, sizeof(g->cols));
+				g->nrows = b->o.nsend;
+				g->ncols = b->o.nrecv;
+			}
+}
+
 static void bench_plan_groups(struct bench *b)
 {
-	unsigned int s, k, bi, pi;
+	unsigned int s, k;
 
 	for (s = 0; s < BENCH_SRC_COUNT; s++)
 		for (k = 0; k < BENCH_SINK_COUNT; k++)
-			for (bi = 0; b->o.combo[s][k] && bi < b->o.nbufs; bi++)
-				for (pi = 0; pi < b->o.npipes; pi++) {
-					struct bench_group *g = bench_add_group(
-						b, "", s, k, b->o.bufs[bi],
-						b->o.pipes[pi]);
-
-					memcpy(g->rows, b->o.send_m, sizeof(g->rows));
-					memcpy(g->cols, b->o.recv_m, sizeof(g->cols));
-					g->nrows = b->o.nsend;
-					g->ncols = b->o.nrecv;
-				}
+			if (b->o.combo[s][k])
+				bench_plan_combo(b, s, k);
 	if (b->o.best_path)
 		bench_plan_best(b);
 }
@@ -143,7 +156,8 @@ static void bench_mark_off(const struct bench *b, struct bench_cell *c)
 /* Groups, cells and run slots; 0 or -ENOMEM. */
 int bench_plan(struct bench *b)
 {
-	unsigned int max = 4 * BENCH_MAX_LIST * BENCH_MAX_LIST + 2, gi, r, c;
+	unsigned int max = 4 * BENCH_MAX_LIST * BENCH_MAX_LIST * BENCH_MAX_LIST +
+			   2, gi, r, c;
 
 	b->groups = calloc(max, sizeof(*b->groups));
 	if (!b->groups)

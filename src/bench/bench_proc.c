@@ -20,15 +20,9 @@
 #include "core/io.h"
 #include "core/stats.h"
 
-/* In the child, after fork: never returns. */
-static void bench_exec(char *const argv[], int out, int err, const char *ns,
-		       int cpu)
+/* In the child, after bench_fork(): never returns. */
+static void bench_exec(char *const argv[], const char *ns, int cpu)
 {
-	int fd = open("/dev/null", O_RDONLY);
-
-	if (fd == -1 || dup2(fd, 0) == -1 || dup2(out, 1) == -1 ||
-	    dup2(err, 2) == -1)
-		_exit(127);
 	if (ns) {
 		int nfd = open(ns, O_RDONLY | O_CLOEXEC);
 
@@ -57,26 +51,37 @@ static void bench_exec(char *const argv[], int out, int err, const char *ns,
 	_exit(127);
 }
 
-int bench_spawn(struct bench_child *c, char *const argv[], const char *netns,
-		int cpu)
+/*
+ * Forks with stdin on /dev/null and stdout (and stderr when err) into pipes
+ * the parent reads. Returns 0 in both (c->pid is 0 in the child), or -errno.
+ */
+static int bench_fork(struct bench_child *c, bool err)
 {
-	int po[2] = { -1, -1 }, pe[2] = { -1, -1 }, r;
+	int po[2] = { -1, -1 }, pe[2] = { -1, -1 }, r, fd;
 
 	memset(c, 0, sizeof(*c));
 	c->fd_out = c->fd_err = -1;
-	if (pipe2(po, O_CLOEXEC) == -1 || pipe2(pe, O_CLOEXEC) == -1)
+	if (pipe2(po, O_CLOEXEC) == -1 || (err && pipe2(pe, O_CLOEXEC) == -1))
 		goto fail;
+	fflush(NULL);		/* or the child could write our buffers again */
 	c->pid = fork();
 	if (c->pid == -1)
 		goto fail;
-	if (c->pid == 0)
-		bench_exec(argv, po[1], pe[1], netns, cpu);
+	if (c->pid == 0) {
+		fd = open("/dev/null", O_RDONLY);
+		if (fd == -1 || dup2(fd, 0) == -1 || dup2(po[1], 1) == -1 ||
+		    (err && dup2(pe[1], 2) == -1))
+			_exit(127);
+		return 0;
+	}
 	close(po[1]);
-	close(pe[1]);
 	c->fd_out = po[0];
-	c->fd_err = pe[0];
 	fcntl(c->fd_out, F_SETFL, O_NONBLOCK);
-	fcntl(c->fd_err, F_SETFL, O_NONBLOCK);
+	if (err) {
+		close(pe[1]);
+		c->fd_err = pe[0];
+		fcntl(c->fd_err, F_SETFL, O_NONBLOCK);
+	}
 	c->started = true;
 	return 0;
 fail:
@@ -88,6 +93,25 @@ fail:
 			close(pe[i]);
 	}
 	c->pid = 0;
+	return r;
+}
+
+int bench_spawn(struct bench_child *c, char *const argv[], const char *netns,
+		int cpu)
+{
+	int r = bench_fork(c, true);
+
+	if (!r && c->pid == 0)
+		bench_exec(argv, netns, cpu);
+	return r;
+}
+
+int bench_spawn_fn(struct bench_child *c, int (*fn)(void *arg), void *arg)
+{
+	int r = bench_fork(c, false);
+
+	if (!r && c->pid == 0)
+		_exit(fn(arg));
 	return r;
 }
 

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Child processes for bench: fork + exec with stdout and stderr captured
- * through pipes, optionally inside a network namespace or pinned to a CPU,
- * and always bounded by a deadline after which they are killed by PID.
+ * Child processes for bench: fork + exec (or a function) with the output
+ * captured through pipes, optionally inside a network namespace or pinned
+ * to a CPU, and always bounded by a deadline after which they are killed.
  */
 #ifndef DND_BENCH_PROC_H
 #define DND_BENCH_PROC_H
@@ -32,6 +32,15 @@ struct bench_child {
  */
 int bench_spawn(struct bench_child *c, char *const argv[], const char *netns,
 		int cpu);
+
+/*
+ * Forks a child that runs fn(arg) and exits with what it returns, for work
+ * that needs this process's state (an inherited listening socket). Its
+ * stdout is collected like bench_spawn()'s (fn writes its report there with
+ * write(1, ...), never stdio); its stderr is the caller's. Returns 0 or
+ * -errno as bench_spawn().
+ */
+int bench_spawn_fn(struct bench_child *c, int (*fn)(void *arg), void *arg);
 
 /*
  * Collects the output of the n children until all have exited. deadline is

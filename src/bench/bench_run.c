@@ -194,6 +194,16 @@ static double bench_calls(const struct bjson *j)
 	return sum;
 }
 
+/*
+ * The report's number under its docs/json.md name, or under the name it had
+ * before the units went into the names (report.c is renamed separately).
+ */
+static bool bench_num2(const struct bjson *j, const char *name,
+		       const char *old, double *out)
+{
+	return bjson_num(j, name, out) || bjson_num(j, old, out);
+}
+
 /* Reads one child's report into s. 0, or -1 with the reason in why. */
 static int bench_side_read(const struct bench_child *k, struct bench_side *s,
 			   char *why, size_t len)
@@ -219,15 +229,15 @@ static int bench_side_read(const struct bench_child *k, struct bench_side *s,
 	}
 	if (!bjson_num(&j, "mb_per_s", &s->mbps) ||
 	    !bjson_num(&j, "seconds", &s->seconds) ||
-	    !bjson_num(&j, "cpu_user", &s->user) ||
-	    !bjson_num(&j, "cpu_sys", &s->sys) ||
+	    !bench_num2(&j, "cpu_user_seconds", "cpu_user", &s->user) ||
+	    !bench_num2(&j, "cpu_sys_seconds", "cpu_sys", &s->sys) ||
 	    !bjson_num(&j, "bytes", &bytes) || !v) {
 		snprintf(why, len, "the --json report lacks a field bench needs");
 		goto out;
 	}
 	s->bytes = (uint64_t)bytes;
 	snprintf(s->verdict, sizeof(s->verdict), "%s", v);
-	bjson_num(&j, "cpu_usec_per_mb", &s->usec_per_mb);
+	bench_num2(&j, "cpu_us_per_mb", "cpu_usec_per_mb", &s->usec_per_mb);
 	bjson_num(&j, "machine_busy_pct", &s->busy_pct);
 	bjson_num(&j, "tcp.retransmits", &s->retrans);
 	s->calls_per_mb = bytes > 0 ? bench_calls(&j) / (bytes / 1e6) : 0;
@@ -239,7 +249,7 @@ out:
 
 /* Builds both command lines into the caller's buffers. */
 struct bench_argv {
-	char port[8], sbsz[24], rbsz[24], win[24], pipe[24], size[24];
+	char port[8], sbsz[24], rbsz[24], win[24], pipe[24], size[24], np[12];
 	char dst[320];
 	char *recv[24], *send[24];
 };
@@ -295,6 +305,11 @@ static void bench_argv(struct bench *b, const struct bench_cell *c,
 	v->send[k++] = (char *)b->host;
 	v->send[k++] = "-l";
 	v->send[k++] = v->size;
+	if (g->streams > 1) {
+		snprintf(v->np, sizeof(v->np), "%u", g->streams);
+		v->send[k++] = "-P";
+		v->send[k++] = v->np;
+	}
 	v->send[k++] = g->src == BENCH_SRC_ZERO ? "/dev/zero" : b->src_path;
 	v->send[k] = NULL;
 }

@@ -38,6 +38,8 @@ struct bench_opts {
 	unsigned int nbufs;
 	unsigned int pipes[BENCH_MAX_LIST];	/* 0: the kernel's default */
 	unsigned int npipes;
+	unsigned int streams[BENCH_MAX_LIST];	/* -P of the senders */
+	unsigned int nstreams;
 	uint64_t window;		/* -w for both sides; 0 = autotuning */
 	bool src[BENCH_SRC_COUNT], sink[BENCH_SINK_COUNT];
 	bool combo[BENCH_SRC_COUNT][BENCH_SINK_COUNT];
@@ -103,6 +105,7 @@ struct bench_group {
 	uint64_t row_bsz[BENCH_MAX_M];	/* ...a row's sender has its own */
 	uint64_t rbsz;			/* ...or the receivers have (0: bsz) */
 	unsigned int pipe;		/* asked; 0: kernel default */
+	unsigned int streams;		/* -P of the senders (1: one) */
 	uint64_t size;			/* bytes per run */
 	const struct dnd_method *rows[BENCH_MAX_M], *cols[BENCH_MAX_M];
 	unsigned int nrows, ncols;

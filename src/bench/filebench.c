@@ -19,6 +19,7 @@
 
 #include "bench/filebench.h"
 #include "cli/opts.h"
+#include "core/csv.h"
 #include "core/io.h"
 #include "core/json.h"
 #include "core/log.h"
@@ -49,7 +50,7 @@ static const struct fb_path fb_paths[] = {
 
 /* One timed run of one path. */
 struct fb_run {
-	double seconds, fsync_s, usr_pct, sys_pct, mibps;
+	double seconds, fsync_s, usr_pct, sys_pct, mibps, mbps;
 	long ctx;
 	const char *content;	/* "ok", "WRONG", "unchecked" */
 	char error[200];
@@ -154,6 +155,7 @@ static int fb_write(struct dnd_xfer *x, unsigned char *buf,
 	run->sys_pct = c.wall > 0 ? 100 * c.sys / c.wall : 0;
 	run->ctx = c.nvcsw + c.nivcsw;
 	run->mibps = c.wall > 0 ? (double)x->done / c.wall / 1048576.0 : 0;
+	run->mbps = c.wall > 0 ? (double)x->done / c.wall / 1e6 : 0;
 	return r;
 }
 
@@ -234,15 +236,16 @@ static void fb_emit_json(const struct fb_path *p, unsigned int i,
 	json_str(&j, "path", p->name);
 	json_str(&j, "what", p->what);
 	json_u64(&j, "run", i);
-	json_u64(&j, "bs", o->bs);
+	json_u64(&j, "bs_bytes", o->bs);
 	json_u64(&j, "bytes", o->size);
 	json_str(&j, "mode", o->rewrite ? "rewrite" : "fresh");
 	json_bool(&j, "ok", !why && !run->error[0]);
 	json_str(&j, "error", why ? why : run->error[0] ? run->error : NULL);
 	if (!why && !run->error[0]) {
 		json_f64(&j, "seconds", run->seconds);
+		json_f64(&j, "mb_per_s", run->mbps);
 		json_f64(&j, "mib_per_s", run->mibps);
-		json_f64(&j, "cpu_usr_pct", run->usr_pct);
+		json_f64(&j, "cpu_user_pct", run->usr_pct);
 		json_f64(&j, "cpu_sys_pct", run->sys_pct);
 		json_i64(&j, "ctx", run->ctx);
 		json_f64(&j, "fsync_seconds", run->fsync_s);
@@ -256,18 +259,28 @@ static void fb_emit_csv(const struct fb_path *p, unsigned int i,
 			const char *why)
 {
 	const char *err = why ? why : run->error;
+	bool ok = !err[0];
+	struct csv_row r;
 
-	if (err[0])
-		printf("%s,%u,%llu,%llu,%s,,,,,,,\"%s\"\n", p->name, i,
-		       (unsigned long long)o->bs, (unsigned long long)o->size,
-		       o->rewrite ? "rewrite" : "fresh", err);
+	csv_row_begin(&r, stdout);
+	csv_str(&r, p->name);
+	csv_u64(&r, i);
+	csv_u64(&r, o->bs);
+	csv_u64(&r, o->size);
+	csv_str(&r, o->rewrite ? "rewrite" : "fresh");
+	csv_f64(&r, ok, run->seconds);
+	csv_f64(&r, ok, run->mbps);
+	csv_f64(&r, ok, run->mibps);
+	csv_f64(&r, ok, run->usr_pct);
+	csv_f64(&r, ok, run->sys_pct);
+	if (ok)
+		csv_i64(&r, run->ctx);
 	else
-		printf("%s,%u,%llu,%llu,%s,%.6f,%.1f,%.1f,%.1f,%ld,%.6f,%s,\n",
-		       p->name, i, (unsigned long long)o->bs,
-		       (unsigned long long)o->size,
-		       o->rewrite ? "rewrite" : "fresh", run->seconds,
-		       run->mibps, run->usr_pct, run->sys_pct, run->ctx,
-		       run->fsync_s, run->content);
+		csv_empty(&r, 1);
+	csv_f64(&r, ok, run->fsync_s);
+	csv_str(&r, ok ? run->content : NULL);
+	csv_str(&r, ok ? NULL : err);
+	csv_row_end(&r);
 }
 
 static const char *fb_fstype(const char *dir)
@@ -437,8 +450,9 @@ int filebench_run(const struct fb_opts *o)
 	fb_fill(buf, o->bs);
 	io_install_signals();
 	if (o->csv)
-		printf("path,run,bs,bytes,mode,seconds,mib_per_s,cpu_usr_pct,"
-		       "cpu_sys_pct,ctx,fsync_seconds,content,error\n");
+		printf("path,run,bs_bytes,bytes,mode,seconds,mb_per_s,mib_per_s,"
+		       "cpu_user_pct,cpu_sys_pct,ctx,fsync_seconds,content,"
+		       "error\n");
 	else if (!o->json)
 		printf("filebench: %s per path, bs %s, %s, end fsync counted, "
 		       "%u run%s, dir %s (%s)\n%-14s %8s %-18s %6s %6s %7s %8s  "

@@ -1,152 +1,128 @@
 // SPDX-License-Identifier: MIT
 /* dnd filebench's command line; the bench itself is src/bench/filebench.c. */
 #include <sys/stat.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "bench/filebench.h"
 #include "cli/cmd_filebench.h"
-#include "cli/opts.h"
+#include "cli/opt_parse.h"
 #include "core/log.h"
 
-static void fb_usage(FILE *f)
+/* --paths: each name checked, kept as ",a,b," for the bench to select. */
+static int fb_set_paths(void *obj, const struct opt_def *d, const char *opt,
+			const char *arg)
 {
-	fprintf(f, "usage: dnd filebench [options]\n\n"
-		"Times every way dnd puts data into a file, from the first write "
-		"to the end\nof the final fsync (fio's end_fsync=1), then reads "
-		"the file back to check it.\n\n"
-		"  --bs SIZE        bytes per call (default 64Ki)\n"
-		"  --size SIZE      bytes per run (default 8Gi, about 10 s a path "
-		"on this disk)\n"
-		"  --fresh          a new file each run (default)\n"
-		"  --rewrite        overwrite an existing file of the same size "
-		"in place\n"
-		"  --repeat N       runs per path (default 1): median [min..max]\n"
-		"  --dir PATH       where the files go (default .)\n"
-		"  --paths LIST     comma list of paths to run (default all)\n"
-		"  --no-verify      skip the read-back content check\n"
-		"  --keep           leave the files (.dnd-filebench.*) in place\n"
-		"  --json, --csv    one line per run instead of the table\n\n"
-		"Paths:\n");
-	filebench_list(f);
-}
+	struct fb_opts *o = obj;
+	int bad = 0;
 
-static int fb_parse(int argc, char **argv, struct fb_opts *o)
-{
-	static const struct option lo[] = {
-		{ "bs", required_argument, NULL, 'b' },
-		{ "size", required_argument, NULL, 's' },
-		{ "fresh", no_argument, NULL, 'f' },
-		{ "rewrite", no_argument, NULL, 'r' },
-		{ "repeat", required_argument, NULL, 'n' },
-		{ "dir", required_argument, NULL, 'd' },
-		{ "paths", required_argument, NULL, 'p' },
-		{ "no-verify", no_argument, NULL, 'V' },
-		{ "keep", no_argument, NULL, 'k' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "csv", no_argument, NULL, 'c' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	uint64_t v;
-	int c, bad = 0;
-
-	*o = (struct fb_opts){ .bs = 65536, .size = 8ULL << 30, .repeat = 1,
-			       .verify = true, .dir = "." };
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":h", lo, NULL)) != -1) {
-		switch (c) {
-		case 'b':
-		case 's':
-			if (opt_parse_size(optarg, &v) || !v ||
-			    v > (c == 'b' ? 1ULL << 30 : 1ULL << 50)) {
-				log_err("--%s '%s': give a size from 1 to %s, "
-					"e.g. 64Ki or 4Gi", c == 'b' ? "bs" : "size",
-					optarg, c == 'b' ? "1Gi" : "1Pi");
-				bad++;
-			} else if (c == 'b') {
-				o->bs = v;
-			} else {
-				o->size = v;
-			}
-			break;
-		case 'f':
-		case 'r':
-			o->rewrite = c == 'r';
-			break;
-		case 'n':
-			if (opt_parse_uint(optarg, 64, &v) || !v) {
-				log_err("--repeat '%s': give 1 to 64", optarg);
-				bad++;
-			}
-			o->repeat = (unsigned int)v;
-			break;
-		case 'd':
-			o->dir = optarg;
-			break;
-		case 'p':
-			snprintf(o->only, sizeof(o->only), ",%s,", optarg);
-			break;
-		case 'V':
-			o->verify = false;
-			break;
-		case 'k':
-			o->keep = true;
-			break;
-		case 'j':
-		case 'c':
-			*(c == 'j' ? &o->json : &o->csv) = true;
-			break;
-		case 'h':
-			fb_usage(stdout);
-			return 0;
-		case ':':
-			log_err("%s needs a value", argv[optind - 1]);
-			bad++;
-			break;
-		default:
-			log_err("unknown option '%s'", argv[optind - 1]);
-			bad++;
-		}
-	}
-	if (optind < argc) {
-		log_err("filebench takes no file argument ('%s'); use --dir",
-			argv[optind]);
-		bad++;
-	}
-	if (o->json && o->csv) {
-		log_err("--json and --csv conflict; choose one");
-		bad++;
-	}
-	for (char *p = o->only + 1; *o->only && *p; p = strchr(p, ',') + 1) {
+	snprintf(o->only, sizeof(o->only), ",%s,", arg);
+	for (char *p = o->only + 1; *p; p = strchr(p, ',') + 1) {
 		size_t len = (size_t)(strchr(p, ',') - p);
 
 		if (len && !filebench_known(p, len)) {
-			log_err("--paths: unknown path '%.*s'; see 'dnd filebench "
-				"--help'", (int)len, p);
+			log_err("%s: unknown path '%.*s'; see 'dnd filebench "
+				"--help'", opt, (int)len, p);
 			bad++;
 		}
 	}
-	if (bad)
-		log_err("see 'dnd filebench --help'");
-	return bad ? 2 : -1;
+	return bad;
 }
+
+#define F struct fb_opts
+
+static const struct opt_def fb_table[] = {
+	{ .name = "buffer", .alias = "bs", .letter = 'b', .type = DND_OPT_SIZE,
+	  .min = 1, .max = 1ULL << 30, .group = "What is written",
+	  .hint = "give a size from 1 to 1Gi, e.g. 64Ki or 4Gi",
+	  .help = "bytes per call", OPT_AT(F, bs) },
+	{ .name = "size", .letter = 's', .type = DND_OPT_SIZE, .min = 1,
+	  .max = 1ULL << 50, .group = "What is written",
+	  .hint = "give a size from 1 to 1Pi, e.g. 64Ki or 4Gi",
+	  .help = "bytes per run (about 10 s a path on this disk)",
+	  OPT_AT(F, size) },
+	{ .name = "fresh", .type = DND_OPT_FLAG, .flags = DND_OPT_F_NEG,
+	  .group = "What is written", .help = "a new file each run (the "
+	  "default)", OPT_AT(F, rewrite) },
+	{ .name = "rewrite", .type = DND_OPT_FLAG, .group = "What is written",
+	  .help = "overwrite an existing file of the same size in place",
+	  OPT_AT(F, rewrite) },
+	{ .name = "repeat", .letter = 'r', .type = DND_OPT_COUNT, .min = 1,
+	  .max = 64, .hint = "give 1 to 64", .group = "What is written",
+	  .help = "runs per path: median [min..max]", OPT_AT(F, repeat) },
+	{ .name = "paths", .type = DND_OPT_CALL, .set = fb_set_paths,
+	  .group = "What is written", .def = "all", .metavar = "LIST",
+	  .help = "comma list of the paths to run (listed below)" },
+	{ .name = "dir", .type = DND_OPT_STRING, .metavar = "PATH",
+	  .group = "Where and how", .help = "where the files go",
+	  OPT_AT(F, dir) },
+	{ .name = "no-verify", .type = DND_OPT_FLAG, .flags = DND_OPT_F_NEG,
+	  .group = "Where and how", .help = "skip the read-back content check",
+	  OPT_AT(F, verify) },
+	{ .name = "keep", .type = DND_OPT_FLAG, .group = "Where and how",
+	  .help = "leave the files (.dnd-filebench.*) in place",
+	  OPT_AT(F, keep) },
+	{ .name = "json", .type = DND_OPT_FLAG, .group = "Where and how",
+	  .help = "one JSON object per run instead of the table",
+	  OPT_AT(F, json) },
+	{ .name = "csv", .type = DND_OPT_FLAG, .group = "Where and how",
+	  .help = "one CSV line per run instead of the table", OPT_AT(F, csv) },
+	{ .name = NULL },
+};
+
+static const struct opt_part fb_parts[] = {
+	{ fb_table, 0 },
+	{ NULL, 0 },
+};
+
+static void fb_help_paths(FILE *f)
+{
+	fprintf(f, "\nPaths:\n");
+	filebench_list(f);
+}
+
+/* Words that are not options, --json with --csv, the directory. */
+static void fb_check(struct opt_state *st, void *obj)
+{
+	const struct fb_opts *o = obj;
+	struct stat sb;
+
+	if (st->nargs) {
+		log_err("filebench takes no file argument ('%s'); use --dir",
+			st->args[0]);
+		st->bad++;
+	}
+	if (o->json && o->csv) {
+		log_err("--json and --csv conflict; choose one");
+		st->bad++;
+	}
+	if (stat(o->dir, &sb) || !S_ISDIR(sb.st_mode) || access(o->dir, W_OK)) {
+		log_err("--dir %s: not a writable directory", o->dir);
+		st->bad++;
+	}
+}
+
+static const struct opt_cmd fb_cmd = {
+	.name = "filebench",
+	.usage = "dnd filebench [options]",
+	.about = "Times every way dnd puts data into a file, from the first "
+		 "write to the end of the final fsync (fio's end_fsync=1), then "
+		 "reads the file back to check it.",
+	.notes = "Sizes take k M G (10^3..) or Ki Mi Gi (2^10..).\nExit: 0 "
+		 "every path ran (or was reported unavailable), 1 a path failed "
+		 "or wrote wrong content, 2 usage error.",
+	.parts = fb_parts,
+	.help_more = fb_help_paths,
+	.check = fb_check,
+};
 
 int cmd_filebench(int argc, char **argv)
 {
-	struct fb_opts o;
-	struct stat st;
-	int r;
+	struct fb_opts o = { .bs = 65536, .size = 8ULL << 30, .repeat = 1,
+			     .verify = true, .dir = "." };
+	struct opt_state st;
+	int r = opt_parse(&fb_cmd, &o, argc, argv, &st);
 
-	r = fb_parse(argc, argv, &o);
-	if (r >= 0)
-		return r;
-	if (stat(o.dir, &st) || !S_ISDIR(st.st_mode) || access(o.dir, W_OK)) {
-		log_err("--dir %s: not a writable directory", o.dir);
-		return 2;
-	}
-	return filebench_run(&o);
+	return r >= 0 ? r : filebench_run(&o);
 }

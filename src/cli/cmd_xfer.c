@@ -1,219 +1,252 @@
 // SPDX-License-Identifier: MIT
 /*
- * Command line of `dnd send`, `dnd recv` and the seed's form. Parsing is
- * strict and every conflict is reported before giving up (exit 2), so a
- * benchmark never runs with a setting other than the one asked for.
+ * Command line of `dnd send`, `dnd recv` and the seed's form: one table of
+ * options, each marked with the side(s) it is for, and the checks between
+ * them. Every problem is reported before giving up (exit 2).
  */
-#include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "cli/cmd_xfer.h"
+#include "cli/opt_parse.h"
 #include "core/log.h"
-#include "xfer/method.h"
-#include "cli/opts.h"
 #include "core/proto.h"
+#include "xfer/method.h"
 #include "xfer/session.h"
 
-enum xfer_role {
-	XFER_AUTO = 0,		/* the seed's form: -c decides */
-	XFER_SEND,
-	XFER_RECV,
+#define S struct session_opts
+#define GIB (1ULL << 30)
+#define BOTH (DND_ROLE_SEND | DND_ROLE_RECV)
+
+static const struct opt_word xfer_sync_words[] = {
+	{ "end", 0, "one fdatasync once everything is in" },
+	{ "stream", 8 << 20, "start writeback every 8 MiB as data arrives "
+	  "(sync_file_range), so disk and network overlap" },
+	{ NULL, 0, NULL },
 };
 
-enum {
-	OPT_PIPE_SIZE = 256,
-	OPT_SPLICE_FLAGS,
-	OPT_BIND,
-	OPT_RAW,
-	OPT_NO_VERIFY,
-	OPT_JSON,
-	OPT_TIMEOUT,
-	OPT_CONNECT_TIMEOUT,
-	OPT_QD,
-	OPT_SYNC,
+static const struct opt_word xfer_splice_words[] = {
+	{ "move", SPLICE_F_MOVE, NULL },
+	{ "more", SPLICE_F_MORE, NULL },
+	{ "gift", SPLICE_F_GIFT, NULL },
+	{ "none", 0, NULL },
+	{ NULL, 0, NULL },
 };
 
-static const struct option xfer_longopts[] = {
-	{ "buffer", required_argument, NULL, 'b' },
-	{ "connect", required_argument, NULL, 'c' },
-	{ "help", no_argument, NULL, 'h' },
-	{ "limit", required_argument, NULL, 'l' },
-	{ "method", required_argument, NULL, 'm' },
-	{ "overwrite", no_argument, NULL, 'o' },
-	{ "port", required_argument, NULL, 'p' },
-	{ "truncate", no_argument, NULL, 't' },
-	{ "window", required_argument, NULL, 'w' },
-	{ "pipe-size", required_argument, NULL, OPT_PIPE_SIZE },
-	{ "splice-flags", required_argument, NULL, OPT_SPLICE_FLAGS },
-	{ "bind", required_argument, NULL, OPT_BIND },
-	{ "raw", no_argument, NULL, OPT_RAW },
-	{ "no-verify", no_argument, NULL, OPT_NO_VERIFY },
-	{ "json", no_argument, NULL, OPT_JSON },
-	{ "timeout", required_argument, NULL, OPT_TIMEOUT },
-	{ "connect-timeout", required_argument, NULL, OPT_CONNECT_TIMEOUT },
-	{ "qd", required_argument, NULL, OPT_QD },
-	{ "sync", required_argument, NULL, OPT_SYNC },
-	{ NULL, 0, NULL, 0 },
+static const struct opt_def xfer_opts[] = {
+	{ .name = "connect", .letter = 'c', .type = DND_OPT_STRING,
+	  .roles = DND_ROLE_SEND, .group = "Connection", .metavar = "HOST",
+	  .help = "send to HOST (a name, an IPv4 or an IPv6 address)",
+	  .misuse = "recv listens; -c HOST is for send", OPT_AT(S, host) },
+	{ .name = "port", .letter = 'p', .type = DND_OPT_PORT,
+	  .group = "Connection", .help = "TCP port", OPT_AT(S, port) },
+	{ .name = "bind", .type = DND_OPT_STRING, .roles = DND_ROLE_RECV,
+	  .group = "Connection", .metavar = "ADDR",
+	  .help = "listen on ADDR only (default: every address)",
+	  .misuse = "--bind is for the receiver; the sender connects with -c",
+	  OPT_AT(S, bind) },
+	{ .name = "connect-timeout", .type = DND_OPT_SECONDS,
+	  .roles = DND_ROLE_SEND, .group = "Connection",
+	  .help = "retry a refused connect for SEC", OPT_AT(S, connect_timeout) },
+	{ .name = "window", .letter = 'w', .type = DND_OPT_SIZE, .max = GIB,
+	  .group = "Connection", .help = "SO_SNDBUF/SO_RCVBUF to ask for; 0 "
+	  "leaves the kernel's autotuning on", OPT_AT(S, window) },
+	{ .name = "method", .letter = 'm', .type = DND_OPT_METHOD,
+	  .group = "Data path", .help = "how the bytes move:", OPT_AT(S, m) },
+	{ .name = "buffer", .letter = 'b', .type = DND_OPT_SIZE, .min = 1,
+	  .max = GIB, .group = "Data path", .help = "bytes moved per call",
+	  OPT_AT(S, bsz) },
+	{ .name = "limit", .letter = 'l', .type = DND_OPT_SIZE,
+	  .max = DND_LEN_MAX, .roles = DND_ROLE_SEND, .group = "Data path",
+	  .help = "send at most SIZE bytes (needed for /dev/zero)",
+	  .misuse = "-l limits what is sent; a receiver takes what the sender "
+	  "sends (drop -l, or send with -c HOST)", OPT_AT(S, limit) },
+	{ .name = "pipe-size", .type = DND_OPT_SIZE, DND_OPT_PIPE_RANGE,
+	  .group = "Data path", .def = "0, the kernel's",
+	  .help = "F_SETPIPE_SZ for the pipes of splice and vmsplice",
+	  OPT_AT(S, pipe_size) },
+	{ .name = "splice-flags", .type = DND_OPT_WORDS, .noun = "flag",
+	  .words = xfer_splice_words, .group = "Data path",
+	  .help = "a comma list of move, more, gift or none, for splice and "
+	  "vmsplice", OPT_AT(S, splice_flags) },
+	{ .name = "qd", .type = DND_OPT_COUNT, .min = 1, .max = 1024,
+	  .hint = "give a queue depth from 1 to 1024", .group = "Data path",
+	  .help = "uring: requests in flight (default 4); zerocopy: ring "
+	  "buffers (default: enough to fill the send buffer)", OPT_AT(S, qd) },
+	{ .name = "parallel", .letter = 'P', .type = DND_OPT_COUNT, .min = 1,
+	  .max = DND_STREAMS_MAX, .roles = DND_ROLE_SEND,
+	  .hint = "give 1 to 64 streams", .group = "Data path",
+	  .help = "split FILE over N TCP connections, each landing at its "
+	  "offset (the receiver learns N from the sender)",
+	  .misuse = "-P is the sender's; the receiver takes as many streams "
+	  "as the sender opens", OPT_AT(S, streams) },
+	{ .name = "overwrite", .letter = 'o', .type = DND_OPT_FLAG,
+	  .roles = DND_ROLE_RECV, .group = "The file",
+	  .help = "FILE exists: overwrite it IN PLACE, then cut it to the "
+	  "bytes received; destructive: on failure FILE is removed, and a "
+	  "symlink is refused", .misuse = "-o is for the "
+	  "receiver's FILE; the sender only reads", OPT_AT(S, overwrite) },
+	{ .name = "replace", .alias = "truncate", .letter = 't',
+	  .type = DND_OPT_FLAG, .roles = DND_ROLE_RECV,
+	  .group = "The file", .help = "FILE exists (a symlink too): replace "
+	  "it atomically once the data is verified; on failure FILE stays as "
+	  "it was", .misuse = "-t is for the "
+	  "receiver's FILE; the sender only reads", OPT_AT(S, truncate) },
+	{ .name = "resume", .type = DND_OPT_FLAG, .roles = DND_ROLE_RECV,
+	  .group = "The file", .help = "keep what landed of a failed "
+	  "transfer (.FILE.dnd-partial), and take it up when the same source "
+	  "comes again: only the rest is sent", .misuse = "--resume is the "
+	  "receiver's; the sender always says what its source is",
+	  OPT_AT(S, resume) },
+	{ .name = "sync", .type = DND_OPT_WORD, .roles = DND_ROLE_RECV,
+	  .words = xfer_sync_words, .metavar = "end|stream",
+	  .group = "The file", .help = "how the data reaches the disk "
+	  "before the clock stops:", OPT_AT(S, sync_every) },
+	{ .name = "direct", .type = DND_OPT_FLAG, .group = "The file",
+	  .help = "O_DIRECT, past the page cache (-m rw): the receiver writes "
+	  "aligned buffers of at least 1 MiB, --qd of them in flight (default "
+	  "8, io_uring), the unaligned ends through the page cache, and reads "
+	  "the landed file back the same way to verify it; the sender reads "
+	  "its file that way (a cold source)", OPT_AT(S, direct) },
+	{ .name = "timeout", .type = DND_OPT_SECONDS,
+	  .group = "Checks and report",
+	  .help = "fail after SEC without progress; 0: never",
+	  OPT_AT(S, timeout) },
+	{ .name = "raw", .type = DND_OPT_FLAG, .group = "Checks and report",
+	  .help = "no dnd framing or verification (netcat-style peers)",
+	  OPT_AT(S, raw) },
+	{ .name = "no-verify", .type = DND_OPT_FLAG, .flags = DND_OPT_F_NEG,
+	  .group = "Checks and report",
+	  .help = "skip hashing; the verdict is then 'counted'",
+	  OPT_AT(S, verify) },
+	{ .name = "json", .type = DND_OPT_FLAG, .group = "Checks and report",
+	  .help = "print the report as one JSON object", OPT_AT(S, json) },
+	{ .name = "interval", .letter = 'i', .type = DND_OPT_SECONDS,
+	  .flags = DND_OPT_F_POSITIVE, .group = "Checks and report",
+	  .metavar = "SEC", .help = "a line per SEC seconds while it runs "
+	  "(at least 0.1): bytes, rate, CPU, retransmits, RTT",
+	  OPT_AT(S, interval) },
+	{ .name = "json-stream", .type = DND_OPT_FLAG,
+	  .group = "Checks and report", .help = "JSON Lines on stdout as it "
+	  "runs: an \"interval\" object per -i, then the \"report\"",
+	  OPT_AT(S, json_stream) },
+	{ .name = NULL },
 };
 
-static void xfer_usage(FILE *f, enum xfer_role role)
-{
-	const struct dnd_method *const *m;
+static const struct opt_part xfer_parts[] = {
+	{ xfer_opts, 0 },
+	{ NULL, 0 },
+};
 
-	if (role == XFER_SEND)
-		fprintf(f, "usage: dnd send -c HOST [options] FILE\n\n"
-			"Connects to HOST and sends FILE (a file, '-' for "
-			"stdin, /dev/zero with -l).\n");
-	else if (role == XFER_RECV)
-		fprintf(f, "usage: dnd recv [options] FILE\n\n"
-			"Listens, accepts one sender and writes what it sends "
-			"to FILE\n(a new file, '-' for stdout, /dev/null to "
-			"discard).\n");
-	else
-		fprintf(f, "usage: dnd [-b bsz] [-c host] [-h] [-l sz] [-m method] "
-			"[-o|-t] [-p port] [-w wsz] FILE\n\n"
-			"Timed disk-network-disk transfer over TCP. With -c HOST "
-			"it sends FILE to\nHOST, otherwise it receives into FILE. "
-			"Subcommands: send, recv (see 'dnd help').\n");
-	fprintf(f, "\nThe sender times from just before the first byte is "
-		"read until just after\nthe last is sent; the receiver from "
-		"just before the first byte is received\nuntil just after the "
-		"last is synced to disk.\n\n"
-		"  -b, --buffer SIZE     bytes moved per call (default 64Ki)\n"
-		"  -c, --connect HOST    send to HOST (name, IPv4 or IPv6 address)\n"
-		"  -l, --limit SIZE      send at most SIZE bytes (sender only)\n"
-		"  -m, --method NAME     data path (default rw):\n");
-	for (m = method_all(); *m; m++) {
-		if ((*m)->send_help && role != XFER_RECV)
-			fprintf(f, "        %-9s send: %s\n", (*m)->name,
-				(*m)->send_help);
-		if ((*m)->recv_help && role != XFER_SEND)
-			fprintf(f, "        %-9s recv: %s\n", (*m)->name,
-				(*m)->recv_help);
+/* What needs more than one option, or the role; adds to st->bad. */
+static void xfer_check(struct opt_state *st, void *obj)
+{
+	struct session_opts *o = obj;
+	const struct opt_cmd *c = st->cmd;
+	unsigned int role = c->roles != BOTH ? c->roles :
+			    o->host ? DND_ROLE_SEND : DND_ROLE_RECV;
+
+	o->sender = role == DND_ROLE_SEND;
+	o->has_limit = opt_given(st, "limit");
+	if (c->roles == BOTH)
+		opt_check_role(st, role);
+	if (c->roles == DND_ROLE_SEND && !o->host) {
+		log_err("send needs -c HOST: the address of 'dnd recv'");
+		st->bad++;
 	}
-	fprintf(f,
-		"  -o, --overwrite       FILE exists: overwrite it IN PLACE, then "
-		"cut it to the\n"
-		"                        bytes received (seed 000's rewrite "
-		"case; on failure\n"
-		"                        FILE is removed)\n"
-		"  -t, --truncate        FILE exists: replace it with the data "
-		"received (it is\n"
-		"                        removed if the transfer fails)\n"
-		"  -p, --port PORT       TCP port (default 13931)\n"
-		"  -w, --window SIZE     SO_SNDBUF/SO_RCVBUF to ask for (default "
-		"128Ki; 0 leaves\n"
-		"                        the kernel's autotuning on)\n"
-		"      --pipe-size SIZE  F_SETPIPE_SZ for splice/vmsplice pipes "
-		"(default: kernel's)\n"
-		"      --splice-flags L  comma list of move,more,gift,none "
-		"(default move)\n"
-		"      --bind ADDR       receiver: listen on ADDR only\n"
-		"      --raw             no dnd framing or verification "
-		"(netcat-style peers)\n"
-		"      --no-verify       skip hashing; the verdict is then "
-		"'counted'\n"
-		"      --json            print the report as one JSON object\n"
-		"      --timeout SEC     fail after SEC without progress (default "
-		"60, 0 = never)\n"
-		"      --sync end|stream receiver: fdatasync at the end only (default), "
-		"or start\n"
-		"                        writeback every 8 MiB as data arrives "
-		"(sync_file_range)\n"
-		"      --connect-timeout SEC  sender: retry a refused connect for "
-		"SEC (default 10)\n"
-		"      --qd N            uring: requests in flight (default 4); "
-		"zerocopy: ring\n"
-		"                        buffers (default: enough to fill the "
-		"send buffer)\n"
-		"  -h, --help            this text\n\n"
-		"Sizes take k M G (10^3, 10^6, 10^9) or Ki Mi Gi (2^10 ...): "
-		"64Ki, 1M.\n"
-		"The receiver lands FILE under a temporary name and renames it "
-		"only after the\nsender's xxh3 hash matches; on any failure "
-		"nothing is left under FILE.\n"
-		"Exit: 0 done, 1 transfer failed (cause printed), 2 usage "
-		"error.\n");
-}
-
-static void xfer_port(const char *arg, uint16_t *port, int *bad)
-{
-	uint64_t v;
-
-	if (opt_parse_uint(arg, 65535, &v) || v == 0) {
-		log_err("-p '%s': a port is a number from 1 to 65535", arg);
-		(*bad)++;
-		return;
+	if (st->nargs != 1) {
+		log_err(!st->nargs ? "need a FILE (or '-')" :
+			"one FILE only; got '%s' too", st->args[1]);
+		st->bad++;
 	}
-	*port = (uint16_t)v;
-}
-
-static void xfer_splice_flags(const char *arg, unsigned int *flags, int *bad)
-{
-	char *copy = strdup(arg), *tok, *save = NULL;
-
-	*flags = 0;
-	for (tok = strtok_r(copy, ",", &save); tok;
-	     tok = strtok_r(NULL, ",", &save)) {
-		if (!strcmp(tok, "move"))
-			*flags |= SPLICE_F_MOVE;
-		else if (!strcmp(tok, "more"))
-			*flags |= SPLICE_F_MORE;
-		else if (!strcmp(tok, "gift"))
-			*flags |= SPLICE_F_GIFT;
-		else if (strcmp(tok, "none")) {
-			log_err("--splice-flags: unknown flag '%s'; use move, "
-				"more, gift or none", tok);
-			(*bad)++;
-		}
-	}
-	free(copy);
-}
-
-/* Conflicts between options, all reported; returns how many. */
-static int xfer_conflicts(const struct session_opts *o, bool overwrite,
-			  bool truncate, const char *mname)
-{
-	char names[128];
-	int bad = 0;
-
-	if (overwrite && truncate) {
+	o->file = st->nargs ? st->args[0] : NULL;
+	if (o->overwrite && o->truncate) {
 		log_err("-o and -t conflict: -o overwrites FILE in place, -t "
 			"replaces it; choose one");
-		bad++;
+		st->bad++;
 	}
-	if (!o->sender && o->has_limit) {
-		log_err("-l limits what is sent; a receiver takes what the "
-			"sender sends (drop -l, or send with -c HOST)");
-		bad++;
+	if (o->interval && o->interval < 0.1) {
+		log_err("-i %g: give at least 0.1 seconds", o->interval);
+		st->bad++;
 	}
-	if (o->sender && (overwrite || truncate)) {
-		log_err("-%c is for the receiver's FILE; the sender only reads",
-			overwrite ? 'o' : 't');
-		bad++;
+	if (o->json_stream && !o->interval)
+		o->interval = 1;
+	if (o->resume && (o->overwrite || o->raw)) {
+		log_err("--resume lands through a temporary file and needs the "
+			"framing; it cannot go with %s", o->raw ? "--raw" : "-o");
+		st->bad++;
 	}
-	if (o->sender && o->bind) {
-		log_err("--bind is for the receiver; the sender connects with -c");
-		bad++;
+	if (o->streams > 1 && o->raw) {
+		log_err("--raw has no framing to tell streams apart; use -P 1");
+		st->bad++;
 	}
-	if (!o->m) {
-		log_err("unknown method '%s'; %s methods: %s", mname,
-			o->sender ? "send" : "receive",
-			method_names(o->sender, names, sizeof(names)));
-		bad++;
-	} else if (o->sender ? !o->m->send : !o->m->recv) {
+	if (o->direct && o->m && strcmp(o->m->name, "rw")) {
+		log_err("--direct is for -m rw (read/write through aligned "
+			"buffers); -m %s does not support it", o->m->name);
+		st->bad++;
+	}
+	if (o->direct && (o->sync_every || o->raw)) {
+		log_err("--direct cannot go with %s", o->raw ? "--raw: it needs "
+			"the framing to know where the file ends" : "--sync "
+			"stream: O_DIRECT leaves no page cache to write back; "
+			"the writes reach the device as they go");
+		st->bad++;
+	}
+	if (o->m && (o->sender ? !o->m->send : !o->m->recv)) {
 		log_err("%s cannot %s; use %s", o->m->name,
 			o->sender ? "send" : "receive",
 			o->sender ? "-m sendfile or -m rw" :
 				    "-m splice or -m rw");
-		bad++;
+		st->bad++;
 	}
-	return bad;
 }
+
+#define XFER_NOTES                                                             \
+	"Sizes take k M G (10^3, 10^6, 10^9) or Ki Mi Gi (2^10 ...): 64Ki, "   \
+	"1M.\nThe receiver lands FILE under a temporary name and renames it "  \
+	"only after the sender's xxh3 hash matches; on any failure nothing is " \
+	"left under FILE.\nExit: 0 done, 1 transfer failed (cause printed), "  \
+	"2 usage error."
+
+static const struct opt_cmd xfer_send_cmd = {
+	.name = "send",
+	.usage = "dnd send -c HOST [options] FILE",
+	.about = "Connects to HOST and sends FILE: a file, '-' for stdin, or "
+		 "/dev/zero with -l. The clock runs from just before the first "
+		 "byte is read until just after the last is sent.",
+	.notes = XFER_NOTES,
+	.parts = xfer_parts,
+	.roles = DND_ROLE_SEND,
+	.check = xfer_check,
+};
+
+static const struct opt_cmd xfer_recv_cmd = {
+	.name = "recv",
+	.usage = "dnd recv [options] FILE",
+	.about = "Listens, accepts one sender and writes what it sends to FILE: "
+		 "a new file, '-' for stdout, /dev/null to discard. The clock "
+		 "runs from just before the first byte is received until just "
+		 "after the last is synced to disk.",
+	.notes = XFER_NOTES,
+	.parts = xfer_parts,
+	.roles = DND_ROLE_RECV,
+	.check = xfer_check,
+};
+
+static const struct opt_cmd xfer_seed_cmd = {
+	.name = "",
+	.usage = "dnd [-b bsz] [-c host] [-h] [-l sz] [-m method] [-o|-t] "
+		 "[-p port] [-w wsz] FILE",
+	.about = "The original tool's form of a timed disk-network-disk "
+		 "transfer over TCP: with -c HOST it sends FILE to HOST (as "
+		 "'dnd send'), otherwise it receives into FILE (as 'dnd recv'). "
+		 "'dnd help' lists the other commands.",
+	.notes = XFER_NOTES,
+	.parts = xfer_parts,
+	.roles = BOTH,
+	.check = xfer_check,
+};
 
 static void xfer_defaults(struct session_opts *o)
 {
@@ -225,159 +258,32 @@ static void xfer_defaults(struct session_opts *o)
 	o->verify = true;
 	o->timeout = 60;
 	o->connect_timeout = 10;
+	o->m = method_find("rw");
+	o->streams = 1;
 }
 
-/* Returns -1 to run, or an exit code (help: 0, usage: 2). */
-static int xfer_parse(int argc, char **argv, enum xfer_role role,
-		      struct session_opts *o)
-{
-	const char *mname = "rw";
-	uint64_t v;
-	int c, bad = 0;
-
-	xfer_defaults(o);
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":b:c:hl:m:op:tw:", xfer_longopts,
-				NULL)) != -1) {
-		switch (c) {
-		case 'b':
-			opt_num_arg("-b", optarg, true, 1, 1ULL << 30, &o->bsz, &bad);
-			break;
-		case 'c':
-			o->host = optarg;
-			break;
-		case 'h':
-			xfer_usage(stdout, role);
-			return 0;
-		case 'l':
-			opt_num_arg("-l", optarg, true, 0, DND_LEN_MAX, &o->limit, &bad);
-			o->has_limit = true;
-			break;
-		case 'm':
-			mname = optarg;
-			break;
-		case 'o':
-			o->overwrite = true;
-			break;
-		case 'p':
-			xfer_port(optarg, &o->port, &bad);
-			break;
-		case 't':
-			o->truncate = true;
-			break;
-		case 'w':
-			opt_num_arg("-w", optarg, true, 0, 1ULL << 30, &o->window, &bad);
-			break;
-		case OPT_PIPE_SIZE:
-			opt_num_arg("--pipe-size", optarg, true, 4096, 1ULL << 30, &v, &bad);
-			o->pipe_size = (unsigned int)v;
-			break;
-		case OPT_SPLICE_FLAGS:
-			xfer_splice_flags(optarg, &o->splice_flags, &bad);
-			break;
-		case OPT_BIND:
-			o->bind = optarg;
-			break;
-		case OPT_RAW:
-			o->raw = true;
-			break;
-		case OPT_NO_VERIFY:
-			o->verify = false;
-			break;
-		case OPT_JSON:
-			o->json = true;
-			break;
-		case OPT_TIMEOUT:
-			opt_seconds_arg("--timeout", optarg, &o->timeout, &bad);
-			break;
-		case OPT_CONNECT_TIMEOUT:
-			opt_seconds_arg("--connect-timeout", optarg,
-				     &o->connect_timeout, &bad);
-			break;
-		case OPT_SYNC:
-			if (!strcmp(optarg, "stream")) {
-				o->sync_every = 8 << 20;
-			} else if (strcmp(optarg, "end")) {
-				log_err("--sync '%s': use end (one fdatasync "
-					"at the end) or stream (writeback as "
-					"data arrives, then fdatasync)", optarg);
-				bad++;
-			}
-			break;
-		case OPT_QD:
-			if (opt_parse_uint(optarg, 1024, &v) || !v) {
-				log_err("--qd '%s': give a queue depth from 1 "
-					"to 1024", optarg);
-				bad++;
-			} else {
-				o->qd = (unsigned int)v;
-			}
-			break;
-		case ':':
-			log_err("%s needs a value", argv[optind - 1]);
-			bad++;
-			break;
-		default:
-			if (optopt)
-				log_err("unknown option '-%c'", optopt);
-			else
-				log_err("unknown option '%s'", argv[optind - 1]);
-			bad++;
-			break;
-		}
-	}
-	if (role == XFER_AUTO && argc == 1) {
-		xfer_usage(stdout, role);
-		return 0;
-	}
-	o->sender = role == XFER_SEND || (role == XFER_AUTO && o->host);
-	if (role == XFER_SEND && !o->host) {
-		log_err("send needs -c HOST: the address of 'dnd recv'");
-		bad++;
-	}
-	if (role == XFER_RECV && o->host) {
-		log_err("recv listens; -c HOST is for send");
-		bad++;
-	}
-	if (optind + 1 != argc) {
-		log_err(optind == argc ? "need a FILE (or '-')" :
-			"one FILE only; got '%s' too", argv[optind + 1 < argc ?
-			optind + 1 : optind]);
-		bad++;
-	} else {
-		o->file = argv[optind];
-	}
-	o->m = method_find(mname);
-	o->overwrite = o->overwrite && !o->truncate ? true : o->overwrite;
-	bad += xfer_conflicts(o, o->overwrite, o->truncate, mname);
-	if (bad) {
-		log_err("see 'dnd %s--help'", role == XFER_SEND ? "send " :
-			role == XFER_RECV ? "recv " : "");
-		return 2;
-	}
-	return -1;
-}
-
-static int xfer_main(int argc, char **argv, enum xfer_role role)
+static int xfer_main(const struct opt_cmd *c, int argc, char **argv)
 {
 	struct session_opts o;
-	int r = xfer_parse(argc, argv, role, &o);
+	struct opt_state st;
+	int r;
 
+	xfer_defaults(&o);
+	r = opt_parse(c, &o, argc, argv, &st);
 	return r >= 0 ? r : session_run(&o);
 }
 
 int cmd_send(int argc, char **argv)
 {
-	return xfer_main(argc, argv, XFER_SEND);
+	return xfer_main(&xfer_send_cmd, argc, argv);
 }
 
 int cmd_recv(int argc, char **argv)
 {
-	return xfer_main(argc, argv, XFER_RECV);
+	return xfer_main(&xfer_recv_cmd, argc, argv);
 }
 
 int cmd_seed(int argc, char **argv)
 {
-	return xfer_main(argc, argv, XFER_AUTO);
+	return xfer_main(&xfer_seed_cmd, argc, argv);
 }

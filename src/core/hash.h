@@ -10,6 +10,10 @@
  * Returns 0, -ENODATA if the file is shorter, or -errno. */
 int hash_fd(int fd, off_t off, uint64_t len, uint64_t *out);
 
+/* hash_fd through O_DIRECT (a second open of fd's file): what the device
+ * holds, not the page cache. -EINVAL when the file system refuses it. */
+int hash_fd_direct(int fd, off_t off, uint64_t len, uint64_t *out);
+
 /* The hash of len zero bytes (what /dev/zero sent). */
 uint64_t hash_zeros(uint64_t len);
 

@@ -8,6 +8,7 @@
 #include <linux/tcp.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -256,6 +257,18 @@ int io_fallocate(struct dnd_syscalls *sc, int fd, off_t off, off_t len)
 	while (io_retry(sc, r));
 	r = (int)io_done(sc, DND_SC_FALLOCATE, r ? r : len);
 	return r < 0 ? r : 0;
+}
+
+int io_reopen_direct(int fd, int flags)
+{
+	char path[40];
+	int r;
+
+	/* A new open file description: O_DIRECT on a dup() would take the
+	 * page cache away from the original too. */
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	r = open(path, flags | O_DIRECT | O_CLOEXEC);
+	return r == -1 ? -errno : r;
 }
 
 int io_fdatasync(struct dnd_syscalls *sc, int fd)

@@ -55,6 +55,10 @@ int io_ftruncate(struct dnd_syscalls *sc, int fd, off_t len);
 int io_fdatasync(struct dnd_syscalls *sc, int fd);
 /* sync_file_range(SYNC_FILE_RANGE_WRITE): starts writeback, no wait. */
 int io_sync_range(struct dnd_syscalls *sc, int fd, off_t off, off_t len);
+/* Opens fd's file again (/proc/self/fd) with flags | O_DIRECT, so fd keeps
+ * the page cache for unaligned pieces. Returns the new fd or -errno
+ * (-EINVAL: the file system refuses O_DIRECT). Not counted. */
+int io_reopen_direct(int fd, int flags);
 /* fallocate(fd, 0, off, len): reserves blocks and extends the size. */
 int io_fallocate(struct dnd_syscalls *sc, int fd, off_t off, off_t len);
 

@@ -164,6 +164,8 @@ nomem:
 	return -ENOMEM;
 }
 
+static void land_close(struct dnd_land *l);
+
 static mode_t land_mode(const struct dnd_land *l)
 {
 	struct stat st;
@@ -246,6 +248,160 @@ int land_commit(struct dnd_land *l, uint64_t size, char *err, size_t len)
 fail:
 	r = -errno;
 	snprintf(err, len, "cannot land %s: %s", l->target, strerror(errno));
+	return r;
+}
+
+/* The partial file's name, or its record's with suffix ".info". */
+static char *land_partial_name(const char *target, const char *suffix)
+{
+	char *dir = land_dir(target), *copy = strdup(target), *name = NULL;
+
+	if (dir && copy &&
+	    asprintf(&name, "%s/.%s.dnd-partial%s", dir, basename(copy),
+		     suffix) == -1)
+		name = NULL;
+	free(dir);
+	free(copy);
+	return name;
+}
+
+/* Reads a partial's record: 0 when it names ident and length. */
+static int land_read_record(const char *path, uint64_t ident,
+			    uint64_t length, uint64_t *prefix)
+{
+	unsigned long long id, len, pre;
+	FILE *f = fopen(path, "re");
+	int n;
+
+	if (!f)
+		return -errno;
+	n = fscanf(f, "dnd-partial 1\nident %llx\nlength %llu\nprefix %llu\n",
+		   &id, &len, &pre);
+	fclose(f);
+	if (n != 3 || pre > len)
+		return -EBADMSG;
+	if (id != ident || len != length)
+		return -ESTALE;
+	*prefix = pre;
+	return 0;
+}
+
+int land_open_resume(struct dnd_land *l, const char *target, bool truncate,
+		     uint64_t ident, uint64_t length, uint64_t *kept,
+		     char *note, size_t nlen, char *err, size_t len)
+{
+	char *part = land_partial_name(target, ""), *info;
+	struct stat st;
+	uint64_t pre = 0;
+	int r, fd;
+
+	*kept = 0;
+	note[0] = '\0';
+	info = land_partial_name(target, ".info");
+	r = part && info ? 0 : -ENOMEM;
+	if (!r && lstat(part, &st) == 0) {
+		r = ident ? land_read_record(info, ident, length, &pre) : -ESTALE;
+		if (r == 0 && (!S_ISREG(st.st_mode) ||
+			       (uint64_t)st.st_size < pre))
+			r = -EBADMSG;
+		if (r) {
+			snprintf(note, nlen, "the kept partial file %s is %s; "
+				 "starting over", part, r == -ESTALE ?
+				 "of another source (size, time or inode "
+				 "differ)" : "damaged or without its record");
+			/* A failure of this transfer keeps its own. */
+			unlink(part);
+			unlink(info);
+		}
+		r = 0;
+	}
+	r = r ? r : land_open(l, target, false, truncate, err, len);
+	if (r || !pre) {
+		free(part);
+		free(info);
+		return r;
+	}
+	/* Our new temporary file gives way to the kept one. */
+	fd = open(part, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+	if (fd == -1 || rename(part, l->tmp) == -1) {
+		r = -errno;
+		snprintf(err, len, "cannot take up %s: %s", part,
+			 strerror(errno));
+		if (fd != -1)
+			close(fd);
+	} else {
+		close(l->fd);
+		l->fd = fd;
+		l->partial = true;
+		*kept = pre;
+		unlink(info);
+	}
+	free(part);
+	free(info);
+	return r;
+}
+
+int land_restart(struct dnd_land *l)
+{
+	return ftruncate(l->fd, 0) == -1 ? -errno : 0;
+}
+
+/* Writes the record next to the partial: a temporary name, then rename. */
+static int land_write_record(const char *info, uint64_t ident,
+			     uint64_t length, uint64_t prefix)
+{
+	char *tmp = NULL;
+	FILE *f;
+	int r = 0;
+
+	if (asprintf(&tmp, "%s.new", info) == -1)
+		return -ENOMEM;
+	f = fopen(tmp, "we");
+	if (!f) {
+		free(tmp);
+		return -errno;
+	}
+	fprintf(f, "dnd-partial 1\nident %016llx\nlength %llu\nprefix %llu\n",
+		(unsigned long long)ident, (unsigned long long)length,
+		(unsigned long long)prefix);
+	if (fflush(f) || fsync(fileno(f)))
+		r = -errno;
+	if (fclose(f) && !r)
+		r = -errno;
+	if (!r && rename(tmp, info) == -1)
+		r = -errno;
+	if (r)
+		unlink(tmp);
+	free(tmp);
+	return r;
+}
+
+int land_keep(struct dnd_land *l, uint64_t ident, uint64_t length,
+	      uint64_t prefix, char *err, size_t len)
+{
+	char *part = land_partial_name(l->target, "");
+	char *info = land_partial_name(l->target, ".info");
+	int r = part && info && l->tmp && l->fd != -1 ? 0 : -EINVAL;
+
+	/* The bytes first, then the record that vouches for them. */
+	if (!r && (ftruncate(l->fd, (off_t)prefix) == -1 ||
+		   fdatasync(l->fd) == -1))
+		r = -errno;
+	if (!r && rename(l->tmp, part) == -1)
+		r = -errno;
+	if (!r && (r = land_write_record(info, ident, length, prefix)))
+		unlink(part);
+	if (!r) {
+		free(l->tmp);
+		l->tmp = NULL;
+		land_sync_dir(l);
+	}
+	if (r)
+		snprintf(err, len, "cannot keep the partial file for "
+			 "--resume: %s", strerror(-r));
+	land_close(l);
+	free(part);
+	free(info);
 	return r;
 }
 

@@ -23,6 +23,7 @@ struct dnd_land {
 	bool in_place;		/* -o */
 	bool replaces;		/* a file existed under target (-t or -o) */
 	bool landed;		/* renamed into place: nothing to undo */
+	bool partial;		/* tmp is a kept partial file (--resume) */
 	dev_t dev;		/* and which one it was */
 	ino_t ino;
 };
@@ -53,6 +54,31 @@ int land_commit(struct dnd_land *l, uint64_t size, char *err, size_t len);
 /* Removes whatever was written: the temporary file, and with -o the file
  * rewritten in place. A target that -t would have replaced stays. */
 void land_abort(struct dnd_land *l);
+
+/*
+ * --resume. A failed transfer's data can be kept as ".NAME.dnd-partial"
+ * beside the target with a record ".NAME.dnd-partial.info" of the source's
+ * identity, its length and how many bytes from the start landed.
+ *
+ * land_open_resume() is land_open() that takes such a partial file as the
+ * temporary file when its record names the same ident and length: *kept
+ * is then the bytes it holds (else 0, with the reason in note when a
+ * partial was there but of something else, which is then started over).
+ */
+int land_open_resume(struct dnd_land *l, const char *target, bool truncate,
+		     uint64_t ident, uint64_t length, uint64_t *kept,
+		     char *note, size_t nlen, char *err, size_t len);
+
+/* Empties the temporary file (the kept prefix turned out not to match). */
+int land_restart(struct dnd_land *l);
+
+/*
+ * After a failure: keeps the first prefix bytes (synced) as the partial
+ * file with its record, for land_open_resume() next time. 0, or -errno
+ * (then land_abort() as usual). Closes the file either way.
+ */
+int land_keep(struct dnd_land *l, uint64_t ident, uint64_t length,
+	      uint64_t prefix, char *err, size_t len);
 
 /* Closes and frees without touching the file system (after commit). */
 void land_free(struct dnd_land *l);

@@ -199,6 +199,13 @@ int net_connect(const char *host, uint16_t port, int sndbuf, double retry_s,
 	return fd;
 }
 
+void net_quickack(int fd)
+{
+	int one = 1;
+
+	setsockopt(fd, IPPROTO_TCP, TCP_QUICKACK, &one, sizeof(one));
+}
+
 int net_tune(int fd, double secs)
 {
 	int one = 1;

@@ -34,6 +34,13 @@ int net_accept(int lfd, char *peer, size_t len);
 int net_connect(const char *host, uint16_t port, int sndbuf, double retry_s,
 		double wait_s, char *peer, size_t peerlen, char *err, size_t len);
 
+/*
+ * Leaves delayed-ACK "pingpong" mode: a receiver that answered the sender
+ * (dnd's accept message) would otherwise delay its ACKs up to 40 ms, and
+ * a sender with one send in flight (io_uring SEND_ZC) waits for each.
+ */
+void net_quickack(int fd);
+
 /* Sets TCP_NODELAY and, when secs > 0, SO_RCVTIMEO/SO_SNDTIMEO. */
 int net_tune(int fd, double secs);
 

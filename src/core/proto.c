@@ -15,6 +15,9 @@
 static const char magic_hdr[4] = { 'D', 'N', 'D', 'H' };
 static const char magic_trl[4] = { 'D', 'N', 'D', 'T' };
 static const char magic_rep[4] = { 'D', 'N', 'D', 'R' };
+static const char magic_acc[4] = { 'D', 'N', 'D', 'A' };
+static const char magic_plan[4] = { 'D', 'N', 'D', 'P' };
+static const char magic_join[4] = { 'D', 'N', 'D', 'J' };
 
 static void put16(uint8_t *p, uint16_t v)
 {
@@ -45,20 +48,30 @@ static uint64_t get64(const uint8_t *p)
 	return v;
 }
 
-void proto_put_hdr(uint8_t out[DND_MSG_LEN], const struct dnd_hdr *h)
+/* Reserved bytes must be zero, so a later version can give them meaning. */
+static bool proto_zeros(const uint8_t *p, size_t n)
 {
-	memset(out, 0, DND_MSG_LEN);
+	while (n--)
+		if (*p++)
+			return false;
+	return true;
+}
+
+void proto_put_hdr(uint8_t out[DND_HDR_LEN], const struct dnd_hdr *h)
+{
+	memset(out, 0, DND_HDR_LEN);
 	memcpy(out, magic_hdr, 4);
 	put16(out + 4, h->version);
 	put16(out + 6, h->flags);
 	put64(out + 8, h->length);
+	put64(out + 16, h->xfer_id);
+	put64(out + 24, h->ident);
+	put16(out + 32, h->streams);
 }
 
-int proto_get_hdr(const uint8_t in[DND_MSG_LEN], struct dnd_hdr *h, char *why,
+int proto_get_hdr(const uint8_t in[DND_HDR_LEN], struct dnd_hdr *h, char *why,
 		  unsigned int len)
 {
-	unsigned int i;
-
 	if (memcmp(in, magic_hdr, 4)) {
 		snprintf(why, len, "no dnd magic (first bytes %02x %02x %02x %02x); "
 			 "is the peer dnd? use --raw for netcat-style peers",
@@ -68,6 +81,9 @@ int proto_get_hdr(const uint8_t in[DND_MSG_LEN], struct dnd_hdr *h, char *why,
 	h->version = get16(in + 4);
 	h->flags = get16(in + 6);
 	h->length = get64(in + 8);
+	h->xfer_id = get64(in + 16);
+	h->ident = get64(in + 24);
+	h->streams = get16(in + 32);
 	if (h->version != DND_PROTO_VERSION) {
 		snprintf(why, len, "protocol version %u, this dnd speaks %u",
 			 h->version, DND_PROTO_VERSION);
@@ -83,11 +99,89 @@ int proto_get_hdr(const uint8_t in[DND_MSG_LEN], struct dnd_hdr *h, char *why,
 			 (unsigned long long)h->length);
 		return -EBADMSG;
 	}
-	for (i = 16; i < DND_MSG_LEN; i++) {
-		if (in[i]) {
-			snprintf(why, len, "reserved header bytes are not zero");
-			return -EBADMSG;
-		}
+	if (!h->streams || h->streams > DND_STREAMS_MAX ||
+	    ((h->flags & DND_HF_SEGMENTED) && h->streams != 1)) {
+		snprintf(why, len, "impossible stream count %u", h->streams);
+		return -EBADMSG;
+	}
+	if (!proto_zeros(in + 34, DND_HDR_LEN - 34)) {
+		snprintf(why, len, "reserved header bytes are not zero");
+		return -EBADMSG;
+	}
+	return 0;
+}
+
+void proto_put_accept(uint8_t out[DND_MSG_LEN], const struct dnd_accept *a)
+{
+	memcpy(out, magic_acc, 4);
+	put16(out + 4, a->status);
+	put16(out + 6, a->flags);
+	put64(out + 8, a->resume_from);
+	put64(out + 16, a->prefix_hash);
+}
+
+int proto_get_accept(const uint8_t in[DND_MSG_LEN], struct dnd_accept *a,
+		     char *why, unsigned int len)
+{
+	a->status = get16(in + 4);
+	a->flags = get16(in + 6);
+	a->resume_from = get64(in + 8);
+	a->prefix_hash = get64(in + 16);
+	if (memcmp(in, magic_acc, 4) || a->status > DND_ST_MAX ||
+	    a->flags & ~(DND_AF_RESUME | DND_AF_VERIFY) ||
+	    a->resume_from > DND_LEN_MAX ||
+	    (!(a->flags & DND_AF_RESUME) && (a->resume_from || a->prefix_hash))) {
+		snprintf(why, len, "malformed accept message");
+		return -EBADMSG;
+	}
+	return 0;
+}
+
+void proto_put_plan(uint8_t out[DND_MSG_LEN], const struct dnd_plan *p)
+{
+	memset(out, 0, DND_MSG_LEN);
+	memcpy(out, magic_plan, 4);
+	put16(out + 6, p->flags);
+	put64(out + 8, p->start);
+}
+
+int proto_get_plan(const uint8_t in[DND_MSG_LEN], struct dnd_plan *p,
+		   char *why, unsigned int len)
+{
+	p->flags = get16(in + 6);
+	p->start = get64(in + 8);
+	if (memcmp(in, magic_plan, 4) || get16(in + 4) ||
+	    p->flags & ~DND_PF_MISMATCH || p->start > DND_LEN_MAX ||
+	    !proto_zeros(in + 16, 8)) {
+		snprintf(why, len, "malformed plan message");
+		return -EBADMSG;
+	}
+	return 0;
+}
+
+void proto_put_join(uint8_t out[DND_JOIN_LEN], const struct dnd_join *j)
+{
+	memcpy(out, magic_join, 4);
+	put16(out + 4, j->index);
+	put16(out + 6, j->streams);
+	put64(out + 8, j->xfer_id);
+	put64(out + 16, j->offset);
+	put64(out + 24, j->len);
+}
+
+int proto_get_join(const uint8_t in[DND_JOIN_LEN], struct dnd_join *j,
+		   char *why, unsigned int len)
+{
+	j->index = get16(in + 4);
+	j->streams = get16(in + 6);
+	j->xfer_id = get64(in + 8);
+	j->offset = get64(in + 16);
+	j->len = get64(in + 24);
+	if (memcmp(in, magic_join, 4) || !j->streams ||
+	    j->streams > DND_STREAMS_MAX || j->index >= j->streams ||
+	    j->offset > DND_LEN_MAX || j->len > DND_LEN_MAX - j->offset) {
+		snprintf(why, len, "malformed join message");
+		return -EBADMSG;
 	}
 	return 0;
 }
@@ -147,25 +241,55 @@ const char *proto_status_name(unsigned int status)
 		return "the sender sent no hash to verify against";
 	case DND_ST_MALFORMED:
 		return "bytes followed the trailer";
+	case DND_ST_REFUSED:
+		return "it cannot take this transfer (see its message)";
 	}
 	return "unknown status";
 }
 
+/* Each message's send and receive: encode or decode around one I/O. */
+#define PROTO_IO(name, type, size)					\
+int proto_send_##name(int sock, const struct type *m)			\
+{									\
+	uint8_t b[size];						\
+									\
+	proto_put_##name(b, m);						\
+	return net_send_all(sock, b, sizeof(b));			\
+}									\
+									\
+int proto_recv_##name(int sock, struct type *m, char *why, size_t len)	\
+{									\
+	uint8_t b[size];						\
+	int r = net_recv_all(sock, b, sizeof(b));			\
+									\
+	return r ? r : proto_get_##name(b, m, why, (unsigned int)len);	\
+}
+
 int proto_send_hdr(int sock, const struct dnd_hdr *h)
 {
-	uint8_t b[DND_MSG_LEN];
+	uint8_t b[DND_HDR_LEN];
 
 	proto_put_hdr(b, h);
 	return net_send_all(sock, b, sizeof(b));
 }
 
+/* Magic and version come first and are judged at once: a peer that is
+ * not dnd, or speaks another version, may send fewer bytes than ours. */
 int proto_recv_hdr(int sock, struct dnd_hdr *h, char *why, size_t len)
 {
-	uint8_t b[DND_MSG_LEN];
-	int r = net_recv_all(sock, b, sizeof(b));
+	uint8_t b[DND_HDR_LEN] = { 0 };
+	int r = net_recv_all(sock, b, 8);
 
+	if (!r && (memcmp(b, magic_hdr, 4) || get16(b + 4) != DND_PROTO_VERSION))
+		return proto_get_hdr(b, h, why, (unsigned int)len);
+	if (!r)
+		r = net_recv_all(sock, b + 8, sizeof(b) - 8);
 	return r ? r : proto_get_hdr(b, h, why, (unsigned int)len);
 }
+
+PROTO_IO(accept, dnd_accept, DND_MSG_LEN)
+PROTO_IO(plan, dnd_plan, DND_MSG_LEN)
+PROTO_IO(join, dnd_join, DND_JOIN_LEN)
 
 int proto_send_end(int sock, bool trailer, const struct dnd_end *e)
 {

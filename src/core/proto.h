@@ -1,15 +1,23 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * dnd's wire format. Fixed-size, big-endian, bounded messages around a raw
- * payload, so that sendfile and splice move the payload without framing:
+ * payload, so that sendfile and splice move the payload without framing.
+ * One transfer is 1..64 streams (connections); stream 0 carries the talk:
  *
- *   sender -> receiver  header   (24 bytes)
- *                       payload  (length bytes raw; or, when the length is
- *                                 unknown, segments: u64 n then n raw bytes,
- *                                 ended by n = 0)
- *                       trailer  (24 bytes: bytes sent, source hash)
- *                       FIN
- *   receiver -> sender  reply    (24 bytes: status, bytes landed, hash)
+ *   stream 0:  header  ->   (48: version, length, transfer id, source
+ *                            identity, stream count)
+ *              <- accept    (24: status, whether the receiver will
+ *                            compare hashes, where a kept partial file
+ *                            ends and the hash of that prefix, for
+ *                            --resume)
+ *              plan    ->   (24: where the payload starts: the kept
+ *                            prefix's end, or 0 when the prefixes differ)
+ *   stream i:  join    ->   (32: transfer id, index, this stream's range)
+ *              payload ->   (the range raw; or, one stream only, when the
+ *                            length is unknown, segments: u64 n then n
+ *                            raw bytes, ended by n = 0)
+ *   stream 0:  trailer ->   (24: bytes of the whole file, its hash), FIN
+ *              <- reply     (24: status, bytes landed, hash)
  *
  * The receiver decides with the trailer whether to land the file, then tells
  * the sender with the reply, so both sides print the same verdict.
@@ -23,14 +31,24 @@
 
 struct dnd_syscalls;
 
-#define DND_PROTO_VERSION	1
-#define DND_MSG_LEN		24
+#define DND_PROTO_VERSION	2
+#define DND_MSG_LEN		24	/* accept, plan, trailer, reply */
+#define DND_HDR_LEN		48
+#define DND_JOIN_LEN		32
 #define DND_SEG_HDR_LEN		8
+#define DND_STREAMS_MAX		64
 #define DND_SEG_MAX		(1ULL << 30)	/* a larger segment is malformed */
 #define DND_LEN_MAX		(1ULL << 60)	/* a larger length is malformed */
 
 /* header flags */
 #define DND_HF_SEGMENTED	(1u << 0)	/* length unknown: segments follow */
+/* accept flags */
+#define DND_AF_RESUME		(1u << 0)	/* a partial file is kept: resume */
+#define DND_AF_VERIFY		(1u << 1)	/* the receiver compares hashes:
+						 * without it the sender need
+						 * not compute one */
+/* plan flags */
+#define DND_PF_MISMATCH		(1u << 0)	/* the kept prefix differs */
 /* trailer and reply flags */
 #define DND_TF_HASH		(1u << 0)	/* the hash field is valid */
 
@@ -41,13 +59,40 @@ enum dnd_status {
 	DND_ST_IOERR = 3,	/* the receiver could not land the data */
 	DND_ST_NOHASH = 4,	/* no hash from the sender: nothing landed */
 	DND_ST_MALFORMED = 5,	/* bytes after the trailer: nothing landed */
-	DND_ST_MAX = DND_ST_MALFORMED,
+	DND_ST_REFUSED = 6,	/* the receiver cannot take this transfer */
+	DND_ST_MAX = DND_ST_REFUSED,
 };
 
 struct dnd_hdr {
 	uint16_t version;
 	uint16_t flags;
+	uint16_t streams;	/* 1..DND_STREAMS_MAX; 1 when segmented */
 	uint64_t length;	/* 0 when segmented */
+	uint64_t xfer_id;	/* random, the same on every stream */
+	uint64_t ident;		/* the source's identity; 0: none (a pipe) */
+};
+
+/* The receiver's answer to the header. */
+struct dnd_accept {
+	uint16_t status;	/* DND_ST_OK, or why not */
+	uint16_t flags;		/* DND_AF_* */
+	uint64_t resume_from;	/* bytes kept from an earlier try */
+	uint64_t prefix_hash;	/* XXH3-64 of those bytes */
+};
+
+/* The sender's decision: the payload is [start, length). */
+struct dnd_plan {
+	uint16_t flags;		/* DND_PF_* */
+	uint64_t start;		/* resume_from, or 0 */
+};
+
+/* First message of every stream: which transfer, which range. */
+struct dnd_join {
+	uint16_t index;
+	uint16_t streams;
+	uint64_t xfer_id;
+	uint64_t offset;	/* file offset of this stream's first byte */
+	uint64_t len;		/* bytes this stream carries */
 };
 
 /* Trailer (sender) and reply (receiver) share one shape. */
@@ -58,10 +103,22 @@ struct dnd_end {
 	uint64_t hash;		/* XXH3-64 of the payload */
 };
 
-void proto_put_hdr(uint8_t out[DND_MSG_LEN], const struct dnd_hdr *h);
-/* Returns 0, or -EBADMSG with a reason in why (magic, version, flags, len). */
-int proto_get_hdr(const uint8_t in[DND_MSG_LEN], struct dnd_hdr *h, char *why,
+void proto_put_hdr(uint8_t out[DND_HDR_LEN], const struct dnd_hdr *h);
+/* Returns 0, or -EBADMSG with a reason in why (magic, version, flags, len,
+ * stream count, reserved bytes). */
+int proto_get_hdr(const uint8_t in[DND_HDR_LEN], struct dnd_hdr *h, char *why,
 		  unsigned int len);
+
+void proto_put_accept(uint8_t out[DND_MSG_LEN], const struct dnd_accept *a);
+int proto_get_accept(const uint8_t in[DND_MSG_LEN], struct dnd_accept *a,
+		     char *why, unsigned int len);
+void proto_put_plan(uint8_t out[DND_MSG_LEN], const struct dnd_plan *p);
+int proto_get_plan(const uint8_t in[DND_MSG_LEN], struct dnd_plan *p,
+		   char *why, unsigned int len);
+void proto_put_join(uint8_t out[DND_JOIN_LEN], const struct dnd_join *j);
+/* Also checks index < streams <= DND_STREAMS_MAX and the range's bounds. */
+int proto_get_join(const uint8_t in[DND_JOIN_LEN], struct dnd_join *j,
+		   char *why, unsigned int len);
 
 /* trailer=true writes/expects "DNDT", false "DNDR". */
 void proto_put_end(uint8_t out[DND_MSG_LEN], bool trailer,
@@ -83,6 +140,12 @@ int proto_get_seg(const uint8_t in[DND_SEG_HDR_LEN], uint64_t *n);
  */
 int proto_send_hdr(int sock, const struct dnd_hdr *h);
 int proto_recv_hdr(int sock, struct dnd_hdr *h, char *why, size_t len);
+int proto_send_accept(int sock, const struct dnd_accept *a);
+int proto_recv_accept(int sock, struct dnd_accept *a, char *why, size_t len);
+int proto_send_plan(int sock, const struct dnd_plan *p);
+int proto_recv_plan(int sock, struct dnd_plan *p, char *why, size_t len);
+int proto_send_join(int sock, const struct dnd_join *j);
+int proto_recv_join(int sock, struct dnd_join *j, char *why, size_t len);
 int proto_send_end(int sock, bool trailer, const struct dnd_end *e);
 int proto_recv_end(int sock, bool trailer, struct dnd_end *e, char *why,
 		   size_t len);

@@ -78,7 +78,7 @@ void stats_sample(struct dnd_sample *s)
 	s->mono = stats_now();
 }
 
-static double tv_sec(const struct timeval *tv)
+double stats_tv(const struct timeval *tv)
 {
 	return (double)tv->tv_sec + (double)tv->tv_usec * 1e-6;
 }
@@ -90,8 +90,8 @@ void stats_cost(const struct dnd_sample *a, const struct dnd_sample *b,
 
 	memset(c, 0, sizeof(*c));
 	c->wall = b->mono - a->mono;
-	c->user = tv_sec(&b->ru.ru_utime) - tv_sec(&a->ru.ru_utime);
-	c->sys = tv_sec(&b->ru.ru_stime) - tv_sec(&a->ru.ru_stime);
+	c->user = stats_tv(&b->ru.ru_utime) - stats_tv(&a->ru.ru_utime);
+	c->sys = stats_tv(&b->ru.ru_stime) - stats_tv(&a->ru.ru_stime);
 	c->nvcsw = b->ru.ru_nvcsw - a->ru.ru_nvcsw;
 	c->nivcsw = b->ru.ru_nivcsw - a->ru.ru_nivcsw;
 	c->ncpu = (int)sysconf(_SC_NPROCESSORS_ONLN);

@@ -79,6 +79,9 @@ const char *stats_sc_name(enum dnd_sc sc);
 /* Monotonic seconds. Cheap (vDSO); never fails on Linux. */
 double stats_now(void);
 
+/* A timeval (rusage times) in seconds. */
+double stats_tv(const struct timeval *tv);
+
 /* Fills *s. /proc/stat fields stay 0 when it cannot be read. */
 void stats_sample(struct dnd_sample *s);
 

@@ -89,6 +89,9 @@ static ssize_t mmap_send(struct dnd_xfer *x, size_t len)
 	if (r)
 		return xfer_fail(x, r, "mmap source");
 	r = io_write_all(&x->out.sc, x->sock, (char *)map + delta, n);
+	/* Only after write() read the pages without EFAULT (see below). */
+	if (!r)
+		xfer_hash_inline(x, (char *)map + delta, n);
 	io_munmap(&x->out.sc, map, delta + n);
 	/* A mapping past the end of a file that shrank under us: write()
 	 * reports EFAULT (touching it would be SIGBUS). */
@@ -199,7 +202,9 @@ static int mmap_finish(struct dnd_xfer *x)
 	struct mmap_priv *p = x->priv;
 	int r;
 
-	if (x->cfg->sender || p->fsize <= x->pos)
+	/* Only the stream that ends the file: the others' windows lie
+	 * inside it. */
+	if (x->cfg->sender || !x->last || p->fsize <= x->pos)
 		return 0;
 	r = io_ftruncate(&x->out.sc, x->fd, x->pos);
 	if (r)
@@ -218,7 +223,7 @@ const struct dnd_method method_mmap = {
 	.name = "mmap",
 	.send_help = "mmap() a window of the source, write() it to the socket",
 	.recv_help = "fallocate()+mmap() a window of the file, read() into it",
-	.flags = 0,
+	.flags = DND_M_USERBUF,
 	.check = mmap_check,
 	.setup = mmap_setup,
 	.send = mmap_send,

@@ -3,13 +3,16 @@
  * rw: read() into a user buffer, write() it out, both directions. The
  * baseline every other path is measured against: two copies per byte
  * (file->user, user->socket) and no tricks. The buffer is page-aligned so the
- * comparison with the page-based paths is fair.
+ * comparison with the page-based paths is fair. With --direct the file
+ * side goes through O_DIRECT instead (rw_direct.c).
  */
 #include <sys/mman.h>
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "core/io.h"
+#include "methods/rw_direct.h"
 #include "xfer/method.h"
 #include "xfer/xfer.h"
 
@@ -18,10 +21,36 @@ struct rw_priv {
 	size_t len;
 };
 
+/* --direct needs a regular file, and io_uring to receive. */
+static int rw_check(const struct xfer_cfg *c, char *why, size_t len)
+{
+	if (!c->direct)
+		return 0;
+	if (c->ep != DND_EP_FILE) {
+		snprintf(why, len, "--direct needs a regular file %s: O_DIRECT "
+			 "bypasses the page cache of a file, and this is %s",
+			 c->sender ? "to read" : "to land in",
+			 c->ep == DND_EP_ZERO ? "/dev/zero" :
+			 c->ep == DND_EP_NULL ? "/dev/null" : "a stream");
+		return -EINVAL;
+	}
+#ifndef DND_HAVE_LIBURING
+	if (!c->sender) {
+		snprintf(why, len, "--direct keeps its writes in flight with "
+			 "io_uring, and this dnd was built without liburing");
+		return -EINVAL;
+	}
+#endif
+	return 0;
+}
+
 static int rw_setup(struct dnd_xfer *x)
 {
-	struct rw_priv *p = calloc(1, sizeof(*p));
+	struct rw_priv *p;
 
+	if (x->cfg->direct)
+		return rwd_setup(x);
+	p = calloc(1, sizeof(*p));
 	if (!p)
 		return -ENOMEM;
 	p->len = x->cfg->bsz;
@@ -42,6 +71,8 @@ static ssize_t rw_send(struct dnd_xfer *x, size_t len)
 	ssize_t n;
 	int r;
 
+	if (x->cfg->direct)
+		return rwd_send(x, len);
 	n = io_read(&x->out.sc, x->fd, p->buf, len < p->len ? len : p->len);
 	if (n < 0)
 		return xfer_fail(x, (int)n, "read source");
@@ -66,16 +97,27 @@ static ssize_t rw_recv(struct dnd_xfer *x, size_t len)
 	struct rw_priv *p = x->priv;
 	ssize_t n;
 
+	if (x->cfg->direct)
+		return rwd_recv(x, len);
 	n = io_read(&x->out.sc, x->sock, p->buf, len < p->len ? len : p->len);
 	if (n <= 0)
 		return n == 0 ? 0 : xfer_fail(x, (int)n, "read socket");
 	return rw_put(x, p->buf, (size_t)n);
 }
 
+static int rw_finish(struct dnd_xfer *x)
+{
+	return x->cfg->direct ? rwd_finish(x) : 0;
+}
+
 static void rw_teardown(struct dnd_xfer *x)
 {
 	struct rw_priv *p = x->priv;
 
+	if (x->cfg->direct) {
+		rwd_teardown(x);
+		return;
+	}
 	if (!p)
 		return;
 	munmap(p->buf, p->len);
@@ -88,9 +130,11 @@ const struct dnd_method method_rw = {
 	.send_help = "read() the source into a buffer, write() it to the socket",
 	.recv_help = "read() the socket into a buffer, write() it to the file",
 	.flags = DND_M_USERBUF,
+	.check = rw_check,
 	.setup = rw_setup,
 	.send = rw_send,
 	.recv = rw_recv,
 	.put = rw_put,
+	.finish = rw_finish,
 	.teardown = rw_teardown,
 };

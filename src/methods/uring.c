@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * uring and uring-splice: the transfer driven through io_uring (liburing).
+ * uring and uring-splice (uring_splice.c): the transfer driven through
+ * io_uring (liburing), sharing the ring of uring_ring.c.
  *   uring send:   READ_FIXED from the source into registered buffers, then
  *                 SEND_ZC from the same registered buffer, asking for
  *                 IORING_SEND_ZC_REPORT_USAGE; a kernel without SEND_ZC gets
@@ -36,115 +37,15 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cli/opts.h"
 #include "core/compat.h"
 #include "core/io.h"
 #include "core/kernel.h"
 #include "core/log.h"
-#include "xfer/method.h"
-#include "cli/opts.h"
 #include "core/pipe.h"
+#include "methods/uring_ring.h"
+#include "xfer/method.h"
 #include "xfer/xfer.h"
-
-#define URING_QD_DEFAULT	4
-#define URING_WAIT_MS_DEFAULT	60000	/* bound on a wait with --timeout 0 */
-#define URING_REG_MAX		(1UL << 30)	/* largest registered buffer */
-
-enum uring_op {
-	URING_FILL = 1,		/* read the source, or recv the socket */
-	URING_DRAIN,		/* send to the socket, or write the sink */
-	URING_SPLICE_IN,	/* into the pipe */
-	URING_SPLICE_OUT,	/* out of the pipe */
-	URING_CANCEL,
-};
-
-enum uring_state {
-	URING_FREE = 0,
-	URING_FILLING,
-	URING_FULL,
-	URING_DRAINING,
-	URING_NOTIF,		/* sent; SEND_ZC notifications still due */
-};
-
-struct uring_slot {
-	char *buf;		/* registered buffer slot index */
-	uint64_t off;		/* file offset of buf[0] at the file end */
-	size_t want;		/* bytes the fill asked for */
-	size_t len;		/* bytes in the buffer */
-	size_t done;		/* bytes of it drained */
-	enum uring_state state;
-	unsigned int notifs;	/* SEND_ZC notifications still due */
-	unsigned int reqs;	/* SEND_ZC requests that will notify */
-	unsigned int copied;	/* notifications flagged ZC_COPIED */
-};
-
-struct uring_priv {
-	struct io_uring ring;
-	bool ring_ok;
-	bool one_buf;		/* the ring is one registered buffer */
-	bool splice;		/* uring-splice */
-	bool zc;		/* SEND_ZC rather than SEND */
-	bool sent_any;
-	bool eof;
-	char *mem;
-	size_t memlen;
-	size_t len;		/* bytes per buffer, or per splice */
-	unsigned int nslot;
-	unsigned int max_fills;
-	unsigned int fills;	/* fills in flight */
-	bool draining;		/* the one socket or sink request in flight */
-	unsigned int due;	/* CQEs still to come, notifications included */
-	uint64_t fill_seq, drain_seq;	/* slot numbers, modulo nslot */
-	uint64_t issued;	/* bytes asked of the source, less shortfalls */
-	uint64_t returned;	/* bytes handed back to the core */
-	uint64_t off;		/* next file offset at the file end */
-	uint64_t out_off;	/* uring-splice: sink offset */
-	int wait_ms;
-	struct dnd_pipe pipe;	/* uring-splice */
-	size_t in_pipe;		/* bytes spliced in, not yet out */
-	size_t in_want;
-	bool in_flight;
-	struct uring_slot slot[];
-};
-
-#define URING_UD(op, i) ((uint64_t)(op) << 32 | (uint32_t)(i))
-
-/* ---- probe ---- */
-
-/* 0 when the kernel has every opcode in ops, else -ENOSYS naming them. */
-static int uring_probe_ops(char *why, size_t len, const int *ops,
-			   const char *const *names, unsigned int n)
-{
-	struct io_uring_probe *pr;
-	struct io_uring ring;
-	size_t off = 0;
-	unsigned int i;
-	int r;
-
-	r = io_uring_queue_init(2, &ring, 0);
-	if (r)
-		return kernel_uring_why(r, why, len);
-	pr = io_uring_get_probe_ring(&ring);
-	if (!pr) {
-		snprintf(why, len, "io_uring cannot list its opcodes "
-			 "(IORING_REGISTER_PROBE needs Linux 5.6)");
-		r = -ENOSYS;
-	}
-	for (i = 0; pr && i < n; i++) {
-		if (io_uring_opcode_supported(pr, ops[i]))
-			continue;
-		if (!off)
-			off = (size_t)snprintf(why, len, "this kernel's io_uring "
-					       "lacks");
-		if (off < len)
-			off += (size_t)snprintf(why + off, len - off, " %s",
-						names[i]);
-		r = -ENOSYS;
-	}
-	if (pr)
-		io_uring_free_probe(pr);
-	io_uring_queue_exit(&ring);
-	return r;
-}
 
 static int uring_probe(char *why, size_t len)
 {
@@ -156,126 +57,6 @@ static int uring_probe(char *why, size_t len)
 
 	return uring_probe_ops(why, len, ops, names, 4);
 }
-
-static int uring_splice_probe(char *why, size_t len)
-{
-	static const int ops[] = { IORING_OP_SPLICE };
-	static const char *const names[] = { "SPLICE (Linux 5.7)" };
-
-	return uring_probe_ops(why, len, ops, names, 1);
-}
-
-static int uring_splice_check(const struct xfer_cfg *c, char *why,
-			      size_t len)
-{
-	if (c->ep == DND_EP_STREAM && !S_ISFIFO(c->fmode) &&
-	    !S_ISSOCK(c->fmode)) {
-		snprintf(why, len, "uring-splice needs a file, pipe or socket "
-			 "%s; use -m uring", c->sender ? "source" : "sink");
-		return -EINVAL;
-	}
-	if (c->hash_stream) {
-		snprintf(why, len, "uring-splice cannot hash a stream source "
-			 "it never sees; use -m uring, rw or splice, or "
-			 "--no-verify");
-		return -EINVAL;
-	}
-	return 0;
-}
-
-/* ---- submitting and reaping ---- */
-
-static struct io_uring_sqe *uring_sqe(struct dnd_xfer *x, enum uring_op op,
-				      unsigned int i)
-{
-	struct uring_priv *p = x->priv;
-	struct io_uring_sqe *sqe = io_uring_get_sqe(&p->ring);
-
-	/* The ring has room for every request the pipeline can hold. */
-	DND_BUG_ON(!sqe);
-	io_uring_sqe_set_data64(sqe, URING_UD(op, i));
-	p->due++;
-	return sqe;
-}
-
-/* Maps a failed request to the first error, with its operation named. */
-static int uring_failed(struct dnd_xfer *x, int res, const char *op)
-{
-	if (res == -EAGAIN)	/* a splice that met SO_RCVTIMEO/SNDTIMEO */
-		res = -ETIMEDOUT;
-	return xfer_fail(x, res, op);
-}
-
-static int uring_cqe(struct dnd_xfer *x, const struct io_uring_cqe *cqe);
-static int uring_splice_cqe(struct dnd_xfer *x,
-			    const struct io_uring_cqe *cqe);
-
-/*
- * Submits what is queued and waits, bounded, for at least one completion
- * (one io_uring_enter), then handles every completion that is ready.
- */
-static int uring_step(struct dnd_xfer *x)
-{
-	struct uring_priv *p = x->priv;
-	struct __kernel_timespec ts = {
-		.tv_sec = p->wait_ms / 1000,
-		.tv_nsec = (long long)(p->wait_ms % 1000) * 1000000,
-	};
-	struct io_uring_cqe *cqe;
-	unsigned int head, n = 0;
-	int r = 0;
-
-	if (io_uring_sq_ready(&p->ring) || !io_uring_cq_ready(&p->ring)) {
-		x->out.sc.calls[DND_SC_URING_ENTER]++;
-		r = io_uring_submit_and_wait_timeout(&p->ring, &cqe, 1, &ts,
-						     NULL);
-		if (r == -EINTR)
-			return io_stop_signal ? xfer_fail(x, -EINTR,
-					"interrupted by signal") : 0;
-		if (r == -ETIME)
-			return xfer_fail(x, -ETIMEDOUT,
-					 "waiting for io_uring completions");
-		if (r < 0)
-			return xfer_fail(x, r, "io_uring_enter");
-		r = 0;
-	}
-	io_uring_for_each_cqe(&p->ring, head, cqe) {
-		n++;
-		p->due--;
-		if (cqe->flags & IORING_CQE_F_MORE)
-			p->due++;
-		r = p->splice ? uring_splice_cqe(x, cqe) : uring_cqe(x, cqe);
-		if (r)
-			break;
-	}
-	io_uring_cq_advance(&p->ring, n);
-	return r;
-}
-
-/* Cancels whatever is in flight and waits for it, up to about a second. */
-static void uring_cancel_all(struct dnd_xfer *x)
-{
-	struct uring_priv *p = x->priv;
-	struct __kernel_timespec ts = { .tv_nsec = 100000000 };
-	struct io_uring_cqe *cqe;
-	unsigned int head, n, tries;
-
-	io_uring_prep_cancel64(uring_sqe(x, URING_CANCEL, 0), 0,
-			       IORING_ASYNC_CANCEL_ANY);
-	for (tries = 0; p->due && tries < 10; tries++) {
-		io_uring_submit_and_wait_timeout(&p->ring, &cqe, 1, &ts, NULL);
-		n = 0;
-		io_uring_for_each_cqe(&p->ring, head, cqe) {
-			n++;
-			p->due--;
-			if (cqe->flags & IORING_CQE_F_MORE)
-				p->due++;
-		}
-		io_uring_cq_advance(&p->ring, n);
-	}
-}
-
-/* ---- uring: registered buffers ---- */
 
 /* The registered buffer index of slot i (one for the ring, if it fits). */
 static int uring_buf_index(const struct uring_priv *p, unsigned int i)
@@ -350,9 +131,12 @@ static void uring_queue_drain(struct dnd_xfer *x)
 	     p->slot[a + k - 1].len == p->len &&
 	     p->slot[a + k].state == URING_FULL && p->slot[a + k].len; k++)
 		;
+	/* Once each: after a short drain the slots behind it go again. */
 	for (unsigned int i = a; x->cfg->sender && i < a + k; i++)
-		if (!p->slot[i].done)
+		if (!p->slot[i].hashed) {
 			xfer_hash_inline(x, p->slot[i].buf, p->slot[i].len);
+			p->slot[i].hashed = true;
+		}
 	uring_prep_drain(x, a, k);
 }
 
@@ -371,6 +155,7 @@ static void uring_queue(struct dnd_xfer *x, uint64_t base, size_t len)
 		s->state = URING_FILLING;
 		s->want = room < p->len ? room : p->len;
 		s->len = s->done = 0;
+		s->hashed = false;
 		s->off = p->off;
 		if (x->cfg->sender)
 			p->off += s->want;
@@ -524,95 +309,6 @@ static ssize_t uring_move(struct dnd_xfer *x, size_t len)
 	}
 }
 
-/* ---- uring-splice ---- */
-
-static void uring_splice_queue(struct dnd_xfer *x, uint64_t base, size_t len)
-{
-	struct uring_priv *p = x->priv;
-	int in = x->cfg->sender ? x->fd : x->sock;
-	int out = x->cfg->sender ? x->sock : x->fd;
-	struct io_uring_sqe *sqe;
-
-	if (!p->in_flight && !p->eof && p->issued - base < len &&
-	    p->in_pipe < p->pipe.size) {
-		size_t want = p->pipe.size - p->in_pipe;
-
-		if (want > p->len)
-			want = p->len;
-		if (want > len - (p->issued - base))
-			want = len - (size_t)(p->issued - base);
-		sqe = uring_sqe(x, URING_SPLICE_IN, 0);
-		io_uring_prep_splice(sqe, in, x->cfg->sender && x->cfg->ep == DND_EP_FILE ?
-				     (int64_t)p->off : -1, p->pipe.wr, -1,
-				     (unsigned int)want, x->cfg->splice_flags);
-		p->in_flight = true;
-		p->in_want = want;
-		p->issued += want;
-	}
-	if (!p->draining && p->in_pipe) {
-		sqe = uring_sqe(x, URING_SPLICE_OUT, 0);
-		io_uring_prep_splice(sqe, p->pipe.rd, -1, out,
-				     !x->cfg->sender && x->cfg->ep == DND_EP_FILE ?
-				     (int64_t)p->out_off : -1,
-				     (unsigned int)p->in_pipe, x->cfg->splice_flags);
-		p->draining = true;
-	}
-}
-
-static int uring_splice_cqe(struct dnd_xfer *x,
-			    const struct io_uring_cqe *cqe)
-{
-	struct uring_priv *p = x->priv;
-	int res = cqe->res;
-
-	if (cqe->user_data >> 32 == URING_SPLICE_IN) {
-		p->in_flight = false;
-		if (res < 0)
-			return uring_failed(x, res, x->cfg->sender ? "io_uring splice "
-					    "source->pipe" : "io_uring splice "
-					    "socket->pipe");
-		p->issued -= p->in_want - (size_t)res;
-		p->in_pipe += (size_t)res;
-		p->off += (uint64_t)res;
-		p->eof = !res;
-		if (!x->cfg->sender)
-			x->out.sc.bytes[DND_SC_URING_ENTER] += (uint64_t)res;
-	} else if (cqe->user_data >> 32 == URING_SPLICE_OUT) {
-		p->draining = false;
-		if (res <= 0)
-			return uring_failed(x, res ? res : -EIO, x->cfg->sender ?
-					    "io_uring splice pipe->socket" :
-					    "io_uring splice pipe->sink");
-		p->in_pipe -= (size_t)res;
-		p->out_off += (uint64_t)res;
-		p->returned += (uint64_t)res;
-		if (x->cfg->sender)
-			x->out.sc.bytes[DND_SC_URING_ENTER] += (uint64_t)res;
-	}
-	return 0;
-}
-
-static ssize_t uring_splice_move(struct dnd_xfer *x, size_t len)
-{
-	struct uring_priv *p = x->priv;
-	uint64_t base = p->returned;
-	int r;
-
-	for (;;) {
-		uring_splice_queue(x, base, len);
-		if (p->returned > base)
-			return (ssize_t)(p->returned - base);
-		if (p->eof && !p->in_flight && !p->draining && !p->in_pipe)
-			return 0;
-		r = uring_step(x);
-		if (r)
-			return r;
-	}
-}
-
-/* ---- setup, finish, teardown ---- */
-
-/* Waits for the SEND_ZC notifications still due, so all buffers are free. */
 /*
  * The file half alone (filebench): one write in flight, WRITE_FIXED when
  * buf lies in the registered memory that uring_put_mem offers, plain
@@ -656,62 +352,6 @@ static ssize_t uring_put(struct dnd_xfer *x, const void *buf, size_t n)
 		done += (size_t)r;
 	}
 	return (ssize_t)n;
-}
-
-static int uring_finish(struct dnd_xfer *x)
-{
-	struct uring_priv *p = x->priv;
-	int r = 0;
-
-	while (!r && p->due)
-		r = uring_step(x);
-	return r;
-}
-
-static void uring_teardown(struct dnd_xfer *x)
-{
-	struct uring_priv *p = x->priv;
-
-	if (!p)
-		return;
-	if (p->ring_ok) {
-		if (p->due)
-			uring_cancel_all(x);
-		io_uring_queue_exit(&p->ring);
-	}
-	pipe_close(&p->pipe);
-	if (p->mem)
-		munmap(p->mem, p->memlen);
-	free(p);
-	x->priv = NULL;
-}
-
-/* The ring and what both variants share; nslot buffers are added later. */
-static int uring_setup_ring(struct dnd_xfer *x, unsigned int nslot)
-{
-	unsigned int qd = x->cfg->qd ? x->cfg->qd : URING_QD_DEFAULT;
-	struct timeval tv = { 0 };
-	socklen_t l = sizeof(tv);
-	struct uring_priv *p;
-	int r;
-
-	p = calloc(1, sizeof(*p) + nslot * sizeof(p->slot[0]));
-	if (!p)
-		return -ENOMEM;
-	x->priv = p;
-	p->pipe.rd = p->pipe.wr = -1;
-	p->nslot = nslot;
-	p->off = p->out_off = (uint64_t)x->pos;
-	r = io_uring_queue_init(2 * qd + 4, &p->ring, 0);
-	if (r)
-		return xfer_fail(x, r, "io_uring_queue_init");
-	p->ring_ok = true;
-	getsockopt(x->sock, SOL_SOCKET, x->cfg->sender ? SO_SNDTIMEO : SO_RCVTIMEO,
-		   &tv, &l);
-	p->wait_ms = (int)(tv.tv_sec * 1000 + tv.tv_usec / 1000);
-	if (p->wait_ms <= 0)
-		p->wait_ms = URING_WAIT_MS_DEFAULT;
-	return 0;
 }
 
 /* Registered buffers, and whether this kernel has SEND_ZC. */
@@ -772,6 +412,7 @@ static int uring_setup(struct dnd_xfer *x)
 	if (r)
 		return r;
 	p = x->priv;
+	p->on_cqe = uring_cqe;
 	/* Reads of a pipe would race each other: one at a time. Zeros are
 	 * zeros in any order. */
 	p->max_fills = x->cfg->sender && (x->cfg->ep == DND_EP_FILE ||
@@ -800,27 +441,6 @@ static void *uring_put_mem(struct dnd_xfer *x, size_t *len)
 	return p->mem;
 }
 
-static int uring_splice_setup(struct dnd_xfer *x)
-{
-	struct uring_priv *p;
-	int r = uring_setup_ring(x, 0);
-
-	if (r)
-		return r;
-	p = x->priv;
-	p->splice = true;
-	r = pipe_open(&p->pipe, x->cfg->pipe_size);
-	if (r)
-		return xfer_fail(x, r, "F_SETPIPE_SZ");
-	x->out.pipe_got = p->pipe.size;
-	p->len = x->cfg->bsz;
-	x->out.eff_bsz = x->cfg->bsz;
-	snprintf(x->out.detail, sizeof(x->out.detail), "IORING_OP_SPLICE %s -> pipe "
-		 "-> %s, one splice in flight each way (io-wq)",
-		 x->cfg->sender ? "source" : "socket", x->cfg->sender ? "socket" : "sink");
-	return 0;
-}
-
 const struct dnd_method method_uring = {
 	.name = "uring",
 	.send_help = "io_uring READ_FIXED into registered buffers, SEND_ZC "
@@ -833,20 +453,6 @@ const struct dnd_method method_uring = {
 	.recv = uring_move,
 	.put = uring_put,
 	.put_mem = uring_put_mem,
-	.finish = uring_finish,
-	.teardown = uring_teardown,
-};
-
-const struct dnd_method method_uring_splice = {
-	.name = "uring-splice",
-	.send_help = "io_uring SPLICE source -> pipe -> socket",
-	.recv_help = "io_uring SPLICE socket -> pipe -> sink",
-	.flags = DND_M_PIPE | DND_M_ZEROCOPY,
-	.probe = uring_splice_probe,
-	.check = uring_splice_check,
-	.setup = uring_splice_setup,
-	.send = uring_splice_move,
-	.recv = uring_splice_move,
 	.finish = uring_finish,
 	.teardown = uring_teardown,
 };

@@ -85,16 +85,16 @@ static void relay_stats_json(const struct relay_opts *o,
 	json_u64(&j, "grace_closed", st->grace_closed);
 	json_u64(&j, "accept_errors", st->accept_errors);
 	json_u64(&j, "listener_pauses", st->listener_pauses);
-	json_u64(&j, "bytes_client_to_target", st->bytes[0]);
-	json_u64(&j, "bytes_target_to_client", st->bytes[1]);
-	json_u64(&j, "bytes_discarded", st->bytes_discarded);
+	json_u64(&j, "client_to_target_bytes", st->bytes[0]);
+	json_u64(&j, "target_to_client_bytes", st->bytes[1]);
+	json_u64(&j, "discarded_bytes", st->bytes_discarded);
 	json_u64(&j, "urgent_copies", st->urgent_copies);
 	json_u64(&j, "splice_in_calls", st->splice_in_calls);
 	json_u64(&j, "splice_in_bytes", st->splice_in_bytes);
-	json_f64(&j, "bytes_per_splice_in", relay_bytes_per_splice(st));
+	json_f64(&j, "splice_in_bytes_per_call", relay_bytes_per_splice(st));
 	json_u64(&j, "splice_out_calls", st->splice_out_calls);
 	json_u64(&j, "splice_out_bytes", st->splice_out_bytes);
-	json_f64(&j, "bytes_per_splice_out",
+	json_f64(&j, "splice_out_bytes_per_call",
 		 relay_div(st->splice_out_bytes, st->splice_out_calls));
 	json_u64(&j, "read_calls", st->read_calls);
 	json_u64(&j, "read_bytes", st->read_bytes);
@@ -106,16 +106,16 @@ static void relay_stats_json(const struct relay_opts *o,
 	json_u64(&j, "fallbacks", st->fallbacks);
 	json_u64(&j, "pipes_created", st->pipes_created);
 	json_u64(&j, "pipes_peak", st->pipes_peak);
-	json_u64(&j, "pipe_size", st->pipe_size_min);
+	json_u64(&j, "pipe_min_bytes", st->pipe_size_min);
 	json_u64(&j, "pipes_small", st->pipes_small);
 	json_u64(&j, "pipes_failed", st->pipes_failed);
 	json_u64(&j, "pipes_max", st->pipes_max);
 	json_u64(&j, "pipes_alive", st->pipes_alive);
 	json_u64(&j, "wakeups", st->wakeups);
 	json_f64(&j, "events_per_wakeup", relay_div(st->events, st->wakeups));
-	json_u64(&j, "epoll_ctl", st->epoll_ctl);
-	json_f64(&j, "cpu_user", st->cpu_user);
-	json_f64(&j, "cpu_sys", st->cpu_sys);
+	json_u64(&j, "epoll_ctl_calls", st->epoll_ctl);
+	json_f64(&j, "cpu_user_seconds", st->cpu_user);
+	json_f64(&j, "cpu_sys_seconds", st->cpu_sys);
 	json_end(&j);
 }
 

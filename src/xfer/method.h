@@ -16,7 +16,9 @@ struct dnd_xfer;
 struct xfer_cfg;
 
 #define DND_M_PIPE	(1u << 0)	/* moves data through a pipe */
-#define DND_M_USERBUF	(1u << 1)	/* sender copies through user memory */
+#define DND_M_USERBUF	(1u << 1)	/* the sender's bytes pass through user
+					 * memory, in order: it hashes them
+					 * there (xfer_hash_inline) */
 #define DND_M_ZEROCOPY	(1u << 2)	/* avoids a copy on some side */
 
 struct dnd_method {

@@ -6,9 +6,10 @@
  */
 #include <string.h>
 
-#include "core/json.h"
 #include "cli/opts.h"
+#include "core/json.h"
 #include "xfer/report.h"
+#include "xfer/xfer.h"
 
 static double report_mbps(const struct dnd_result *r)
 {
@@ -54,6 +55,25 @@ static void report_zc(FILE *f, const struct dnd_zc *zc)
 	fprintf(f, "\n");
 }
 
+static double report_rate(uint64_t bytes, double secs)
+{
+	return secs > 0 ? (double)bytes / (secs * 1e6) : 0;
+}
+
+/* -P: each stream's share. */
+static void report_streams(FILE *f, const struct dnd_result *r)
+{
+	unsigned int i;
+
+	for (i = 0; r->nstreams > 1 && i < r->nstreams; i++)
+		fprintf(f, "  stream %u: %llu bytes from offset %llu in %.3f "
+			"s, %.3f MB/s, retransmits %u\n", i,
+			(unsigned long long)r->st[i].bytes,
+			(unsigned long long)r->st[i].offset, r->st[i].seconds,
+			report_rate(r->st[i].bytes, r->st[i].seconds),
+			r->st[i].retrans);
+}
+
 void report_text(FILE *f, const struct dnd_result *r)
 {
 	char a[32], b[32];
@@ -96,6 +116,16 @@ void report_text(FILE *f, const struct dnd_result *r)
 			r->tcp.tcpi_rtt, r->tcp.tcpi_rttvar,
 			r->tcp.tcpi_total_retrans,
 			r->sender ? r->tcp.tcpi_snd_mss : r->tcp.tcpi_rcv_mss);
+	report_streams(f, r);
+	if (r->resumed_from)
+		fprintf(f, "  resumed: %llu bytes kept from an earlier try, "
+			"%llu sent now\n", (unsigned long long)r->resumed_from,
+			(unsigned long long)r->bytes);
+	if (r->total_seconds > 0)
+		fprintf(f, "  total: %.3f s from the first byte to the "
+			"receiver's confirmation: %.3f MB/s\n",
+			r->total_seconds, (double)r->bytes /
+			(r->total_seconds * 1e6));
 	if (r->detail[0])
 		fprintf(f, "  note: %s\n", r->detail);
 	if (r->sync[0])
@@ -129,6 +159,28 @@ static void report_json_calls(struct json *j, const struct dnd_syscalls *sc)
 	}
 	json_obj_end(j);
 	json_u64(j, "eagain", sc->eagain);
+}
+
+static void report_json_streams(struct json *j, const struct dnd_result *r)
+{
+	unsigned int i;
+
+	json_u64(j, "streams", r->nstreams ? r->nstreams : 1);
+	if (r->nstreams < 2)
+		return;
+	json_arr_begin(j, "stream");
+	for (i = 0; i < r->nstreams; i++) {
+		json_obj_begin(j, NULL);
+		json_u64(j, "index", i);
+		json_u64(j, "offset", r->st[i].offset);
+		json_u64(j, "bytes", r->st[i].bytes);
+		json_f64(j, "seconds", r->st[i].seconds);
+		json_f64(j, "mb_per_s", report_rate(r->st[i].bytes,
+						    r->st[i].seconds));
+		json_u64(j, "retransmits", r->st[i].retrans);
+		json_obj_end(j);
+	}
+	json_arr_end(j);
 }
 
 void report_json(FILE *f, const struct dnd_result *r)
@@ -195,8 +247,43 @@ void report_json(FILE *f, const struct dnd_result *r)
 		json_u64(&j, "rcv_mss", r->tcp.tcpi_rcv_mss);
 		json_obj_end(&j);
 	}
+	json_u64(&j, "resumed_from", r->resumed_from);
+	if (r->total_seconds > 0)
+		json_f64(&j, "total_seconds", r->total_seconds);
+	report_json_streams(&j, r);
 	json_str(&j, "note", r->detail[0] ? r->detail : NULL);
 	json_str(&j, "sync", r->sync[0] ? r->sync : NULL);
 	json_str(&j, "warning", r->warning[0] ? r->warning : NULL);
+	json_end(&j);
+}
+
+void report_interval_text(const struct xfer_interval *iv, void *arg)
+{
+	FILE *f = arg;
+	double secs = iv->end - iv->start;
+
+	fprintf(f, "  [%7.2f-%7.2f s] %12llu B %10.3f MB/s  cpu %5.1f%%  "
+		"retr %u  rtt %u us\n", iv->start, iv->end,
+		(unsigned long long)iv->bytes, report_rate(iv->bytes, secs),
+		secs > 0 ? 100 * (iv->cpu_user + iv->cpu_sys) / secs : 0,
+		iv->retrans, iv->rtt_us);
+	fflush(f);
+}
+
+void report_interval_json(const struct xfer_interval *iv, void *arg)
+{
+	double secs = iv->end - iv->start;
+	struct json j;
+
+	json_begin_doc(&j, arg, "interval");
+	json_f64(&j, "start_seconds", iv->start);
+	json_f64(&j, "end_seconds", iv->end);
+	json_u64(&j, "bytes", iv->bytes);
+	json_f64(&j, "mb_per_s", report_rate(iv->bytes, secs));
+	json_f64(&j, "cpu_user_seconds", iv->cpu_user);
+	json_f64(&j, "cpu_sys_seconds", iv->cpu_sys);
+	json_u64(&j, "retransmits", iv->retrans);
+	json_u64(&j, "rtt_us", iv->rtt_us);
+	json_bool(&j, "last", iv->last);
 	json_end(&j);
 }

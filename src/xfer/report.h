@@ -34,6 +34,15 @@ struct dnd_result {
 	bool raw;
 	char detail[160];
 	char sync[96];		/* receiver: how the landed file was synced */
+	uint64_t resumed_from;	/* bytes kept from an earlier try */
+	double total_seconds;	/* sender: payload start to confirmation;
+				 * 0 when no confirmation came */
+	unsigned int nstreams;	/* > 1: st[] holds each stream's share */
+	struct {
+		uint64_t offset, bytes;
+		double seconds;
+		uint32_t retrans;
+	} st[64];
 	char warning[320];	/* a problem that did not fail the transfer */
 	char error[320];	/* empty on success */
 };
@@ -43,5 +52,13 @@ void report_text(FILE *f, const struct dnd_result *r);
 
 /* Writes one JSON object (valid also on failure, with "error"). */
 void report_json(FILE *f, const struct dnd_result *r);
+
+struct xfer_interval;
+
+/* One -i line, as text or as a JSON Line ("type": "interval"), on the
+ * FILE * given as arg; flushed, so a pipeline sees it at once. Shaped as
+ * the driver's on_interval callback. */
+void report_interval_text(const struct xfer_interval *iv, void *arg);
+void report_interval_json(const struct xfer_interval *iv, void *arg);
 
 #endif

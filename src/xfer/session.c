@@ -1,53 +1,30 @@
 // SPDX-License-Identifier: MIT
 /*
- * One transfer end to end (see session.h and proto.h). Timing follows seed
- * 000: the sender's clock runs from just before the first byte is read until
- * just after the last is sent; the receiver's from just before the first
- * payload byte is received until just after the last is synced to disk.
- * The driver (xfer.c) times that window; hashing, landing and the reply
- * happen outside it. All framing is proto.c's.
+ * One transfer end (see session.h and proto.h): its file end, the driver,
+ * the report. The dialogues live in session_send.c and session_recv.c.
+ * Timing follows seed 000: the sender's clock runs from just before the
+ * first byte is read until just after the last is sent; the receiver's
+ * from just before the first payload byte is received until just after the
+ * last is synced to disk. The driver (xfer.c) times that window; hashing,
+ * landing and the reply happen outside it. All framing is proto.c's.
  */
 #include <sys/socket.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "core/hash.h"
 #include "core/io.h"
-#include "core/land.h"
 #include "core/log.h"
 #include "core/net.h"
 #include "core/pipe.h"
-#include "core/proto.h"
-#include "xfer/endpoint.h"
 #include "xfer/method.h"
-#include "xfer/report.h"
-#include "xfer/session.h"
-#include "xfer/xfer.h"
+#include "xfer/session_types.h"
 
-struct session {
-	const struct session_opts *o;
-	struct endpoint end;	/* the file end */
-	struct xfer_cfg cfg;
-	struct xfer t;		/* the driver's transfer: one stream */
-	struct dnd_result res;
-	struct dnd_land land;
-	XXH3_state_t *hash;	/* a stream source hashed inline */
-	int sock;
-	FILE *out;		/* where the report goes */
-};
-
-/*
- * Records the failure message (first one wins), prints it, and returns
- * code: 1 for a failed transfer, 2 for a request that cannot be run.
- */
-static int session_exit(struct session *s, int code, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static int session_exit(struct session *s, int code, const char *fmt, ...)
+int session_exit(struct session *s, int code, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -59,9 +36,6 @@ static int session_exit(struct session *s, int code, const char *fmt, ...)
 	log_err("%s", s->res.error);
 	return code;
 }
-
-#define session_fail(s, ...) session_exit((s), 1, __VA_ARGS__)
-#define session_usage(s, ...) session_exit((s), 2, __VA_ARGS__)
 
 /* Opens the file end and fills the driver's settings from it. 0 or 2. */
 static int session_open_end(struct session *s)
@@ -76,6 +50,14 @@ static int session_open_end(struct session *s)
 				      o->truncate, err, sizeof(err));
 	if (r)
 		return session_usage(s, "%s", err);
+	if (o->streams > 1 && o->raw)
+		return session_usage(s, "--raw has no framing to tell streams "
+				     "apart; use -P 1");
+	if (o->sender && o->streams > 1 && !s->end.known)
+		return session_usage(s, "%s has no length known in advance, so "
+				     "it cannot be split over %u streams; use "
+				     "-P 1 or give -l SIZE", o->file,
+				     o->streams);
 	s->cfg = (struct xfer_cfg){
 		.m = o->m,
 		.sender = o->sender,
@@ -86,9 +68,10 @@ static int session_open_end(struct session *s)
 		.splice_flags = o->splice_flags,
 		.qd = o->qd,
 		.sync_every = o->sync_every,
-		.progress = isatty(2) && !o->json,
+		.progress = isatty(2) && !o->json && !o->interval,
 		.hash_stream = o->sender && s->end.ep == DND_EP_STREAM &&
 			       o->verify && !o->raw,
+		.direct = o->direct,
 	};
 	return 0;
 }
@@ -168,25 +151,88 @@ static int session_xfer_failed(struct session *s)
 			    done, strerror(-x->err));
 }
 
-/* The driver's one stream over the connection: set up the method. 0 or 1. */
-static int session_setup_method(struct session *s)
+void session_split(struct session *s, uint64_t length)
+{
+	uint64_t left = length - s->start, chunk, at = s->start;
+	unsigned int i;
+
+	/* Ranges in whole MiB (page- and block-aligned for every method);
+	 * the last one takes the rest. */
+	chunk = left / s->n / (1u << 20) * (1u << 20);
+	for (i = 0; i < s->n; i++) {
+		s->join[i] = (struct dnd_join){
+			.index = (uint16_t)i,
+			.streams = (uint16_t)s->n,
+			.xfer_id = s->xfer_id,
+			.offset = at,
+			.len = i + 1 < s->n ? chunk : length - at,
+		};
+		at += s->join[i].len;
+	}
+}
+
+int session_stream_fd(struct session *s, unsigned int i)
+{
+	const struct endpoint *e = &s->end;
+	off_t at = e->start + (off_t)s->join[i].offset;
+	char path[64];
+
+	if (i == 0) {
+		s->fd[0] = e->fd;
+	} else if (e->ep == DND_EP_NULL) {
+		/* /dev/null keeps no offset: the same description will do. */
+		s->fd[i] = fcntl(e->fd, F_DUPFD_CLOEXEC, 0);
+		if (s->fd[i] == -1)
+			return session_fail(s, "dup: %s", strerror(errno));
+		return 0;
+	} else {
+		/* A file description of its own: every method may then read
+		 * or write at the description's offset. */
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", e->fd);
+		s->fd[i] = open(path, (s->o->sender ? O_RDONLY : O_RDWR) |
+				O_CLOEXEC);
+		if (s->fd[i] == -1)
+			return session_fail(s, "cannot open %s again for "
+					    "stream %u: %s", s->o->file, i,
+					    strerror(errno));
+	}
+	if (e->ep == DND_EP_FILE && lseek(s->fd[i], at, SEEK_SET) == -1)
+		return session_fail(s, "cannot seek %s to %lld: %s",
+				    s->o->file, (long long)at,
+				    strerror(errno));
+	return 0;
+}
+
+int session_setup_method(struct session *s)
 {
 	const struct session_opts *o = s->o;
 	const struct endpoint *e = &s->end;
 	enum xfer_frame frame = XFER_LENGTH;
+	unsigned int i;
 	int r;
 
 	if (o->raw && (!o->sender || !e->known))
 		frame = XFER_UNTIL_EOF;
 	else if (!e->known)
 		frame = XFER_SEGMENTS;
-	r = xfer_open(&s->t, &s->cfg, 1);
+	r = xfer_open(&s->t, &s->cfg, s->n);
 	if (r)
 		return session_fail(s, "cannot start the transfer: %s",
 				    strerror(-r));
-	xfer_stream(&s->t, 0, s->sock, e->fd, e->start, frame, e->len);
-	s->t.length = e->known ? e->len : UINT64_MAX;
+	for (i = 0; i < s->n; i++) {
+		const struct dnd_join *j = &s->join[i];
+
+		xfer_stream(&s->t, i, s->sock[i], s->fd[i],
+			    e->start + (off_t)j->offset, frame, j->len);
+		s->t.st[i].last = j->offset + j->len ==
+				  s->join[s->n - 1].offset + s->join[s->n - 1].len;
+	}
+	s->t.length = e->known ? e->len - s->start : UINT64_MAX;
 	s->t.st[0].hash = s->hash;
+	s->t.interval = o->interval;
+	s->t.on_interval = o->json_stream ? report_interval_json :
+					    report_interval_text;
+	s->t.interval_arg = s->out;
 	r = xfer_setup(&s->t);
 	if (r) {
 		if (r == -EPERM && o->pipe_size)
@@ -200,8 +246,7 @@ static int session_setup_method(struct session *s)
 	return 0;
 }
 
-/* A stop request that came after the payload: nothing may land. */
-static int session_stopped(struct session *s)
+int session_stopped(struct session *s)
 {
 	if (!io_stop_signal)
 		return 0;
@@ -210,8 +255,7 @@ static int session_stopped(struct session *s)
 			    (unsigned long long)xfer_done(&s->t));
 }
 
-/* The payload, timed by the driver: the seed's window. */
-static int session_payload(struct session *s)
+int session_payload(struct session *s)
 {
 	int r = xfer_run(&s->t);
 
@@ -220,43 +264,14 @@ static int session_payload(struct session *s)
 	return r ? session_xfer_failed(s) : 0;
 }
 
-/* The sender's hash of what it sent: re-read, computed, or hashed inline. */
-static int session_source_hash(struct session *s, struct dnd_end *t)
-{
-	const struct endpoint *e = &s->end;
-	int r;
-
-	t->bytes = xfer_done(&s->t);
-	if (!s->o->verify)
-		return 0;
-	if (e->ep == DND_EP_FILE) {
-		r = hash_fd(e->fd, e->start, t->bytes, &t->hash);
-		if (r)
-			return session_fail(s, "cannot re-read %s to hash it: "
-					    "%s", s->o->file, strerror(-r));
-		t->flags = DND_TF_HASH;
-	} else if (e->ep == DND_EP_ZERO) {
-		t->hash = hash_zeros(t->bytes);
-		t->flags = DND_TF_HASH;
-	} else if (s->hash) {
-		t->hash = XXH3_64bits_digest(s->hash);
-		t->flags = DND_TF_HASH;
-	}
-	return 0;
-}
-
-static int session_sent(struct session *s, int r, const char *what)
+int session_sent(struct session *s, int r, const char *what)
 {
 	return r ? session_fail(s, "cannot send the %s: %s", what,
 				strerror(-r)) : 0;
 }
 
-/*
- * Turns a failed proto_recv_* into a message. After the payload the peer
- * first re-reads and hashes everything, so callers allow for it in secs.
- */
-static int session_recv_failed(struct session *s, int r, const char *what,
-			       double secs)
+int session_recv_failed(struct session *s, int r, const char *what,
+			double secs)
 {
 	if (r == -ENODATA)
 		return session_fail(s, "the peer closed the connection before "
@@ -270,300 +285,44 @@ static int session_recv_failed(struct session *s, int r, const char *what,
 	return session_fail(s, "cannot read the %s: %s", what, strerror(-r));
 }
 
-/*
- * How long to wait for a peer that is hashing the whole payload first:
- * --timeout plus the payload at a slow 50 MB/s (a cold disk re-read).
- */
-static double session_hash_wait(const struct session *s)
+double session_hash_wait(const struct session *s, uint64_t n)
 {
-	return s->o->timeout ? s->o->timeout +
-			       (double)xfer_done(&s->t) / 5e7 : 0;
+	return s->o->timeout ? s->o->timeout + (double)n / 5e7 : 0;
 }
 
-/* Both hashes present and equal: verified; either missing: counted. */
-static void session_verdict(struct session *s, const struct dnd_end *mine,
-			    const struct dnd_end *theirs)
+void session_verdict(struct session *s, const struct dnd_end *mine,
+		     const struct dnd_end *theirs)
 {
 	s->res.hash_valid = mine->flags & theirs->flags & DND_TF_HASH;
 	s->res.hash = s->res.hash_valid ? mine->hash : 0;
 	s->res.verdict = s->res.hash_valid ? "verified" : "counted";
 }
 
-static void session_unchecked(struct session *s)
+void session_unchecked(struct session *s)
 {
 	s->res.verdict = "unchecked";
 	snprintf(s->res.detail, sizeof(s->res.detail),
 		 "--raw: no framing, nothing verified");
 }
 
-/* The sender's message for a reply that says the data did not land. */
-static int session_refused(struct session *s, const struct dnd_end *rep,
-			   uint64_t done)
+/* Each stream's share, when there are several. */
+static void session_fill_streams(struct session *s)
 {
-	if (rep->status == DND_ST_IOERR)
-		return session_fail(s, "the receiver could not land the file "
-				    "(see its message); nothing was landed");
-	if (rep->status == DND_ST_NOHASH)
-		return session_fail(s, "the receiver refused the data: it "
-				    "verifies and this sender sent no hash "
-				    "(--no-verify here needs --no-verify there)");
-	return session_fail(s, "the receiver refused the data: %s (%llu "
-			    "bytes landed of %llu sent)",
-			    proto_status_name(rep->status),
-			    (unsigned long long)rep->bytes,
-			    (unsigned long long)done);
-}
+	struct dnd_result *r = &s->res;
+	unsigned int i;
 
-/* After the payload: trailer out, the receiver's reply in. 0 or 1. */
-static int session_send_end(struct session *s)
-{
-	struct dnd_end t = { 0 }, rep;
-	uint64_t done = xfer_done(&s->t);
-	double wait;
-	char err[256];
-	int r;
+	r->nstreams = s->t.st ? s->t.n : 0;
+	for (i = 0; i < r->nstreams && r->nstreams > 1; i++) {
+		const struct dnd_xfer *x = &s->t.st[i];
+		struct tcp_info ti;
 
-	if (session_stopped(s) || session_source_hash(s, &t))
-		return 1;
-	if (session_sent(s, proto_send_end(s->sock, true, &t), "trailer"))
-		return 1;
-	shutdown(s->sock, SHUT_WR);
-	/* The receiver re-reads what landed before it answers. */
-	wait = session_hash_wait(s);
-	net_tune(s->sock, wait);
-	r = proto_recv_end(s->sock, false, &rep, err, sizeof(err));
-	if (r == -EBADMSG)
-		return session_fail(s, "receiver's reply: %s", err);
-	if (r) {
-		/* All was sent: only the confirmation is missing. */
-		session_recv_failed(s, r, "receiver's reply", wait);
-		snprintf(s->res.warning, sizeof(s->res.warning), "the data "
-			 "may have landed: check the receiver's side");
-		log_err("the data may have landed: check the receiver's side");
-		return 1;
+		r->st[i].offset = s->join[i].offset;
+		r->st[i].bytes = x->done;
+		r->st[i].seconds = x->t_end > x->t_begin ?
+				   x->t_end - x->t_begin : 0;
+		r->st[i].retrans = net_tcp_info(x->sock, &ti) == 0 ?
+				   ti.tcpi_total_retrans : 0;
 	}
-	if (rep.status != DND_ST_OK)
-		return session_refused(s, &rep, done);
-	if (rep.bytes != done ||
-	    (t.flags & rep.flags & DND_TF_HASH && t.hash != rep.hash))
-		return session_fail(s, "the receiver's count or hash differs "
-				    "from what was sent");
-	session_verdict(s, &t, &rep);
-	return 0;
-}
-
-static int session_send(struct session *s)
-{
-	const struct session_opts *o = s->o;
-	char err[256];
-
-	s->sock = net_connect(o->host, o->port, (int)o->window,
-			      o->connect_timeout, o->timeout, s->res.peer,
-			      sizeof(s->res.peer), err, sizeof(err));
-	if (s->sock < 0)
-		return session_fail(s, "%s", err);
-	io_stop_fd = s->sock;
-	if (net_tune(s->sock, o->timeout))
-		return session_fail(s, "cannot set socket options: %s",
-				    strerror(errno));
-	if (s->cfg.hash_stream) {
-		s->hash = XXH3_createState();
-		if (!s->hash)
-			return session_fail(s, "out of memory");
-		XXH3_64bits_reset(s->hash);
-	}
-	if (session_setup_method(s))
-		return 1;
-	if (!o->raw) {
-		struct dnd_hdr h = {
-			.version = DND_PROTO_VERSION,
-			.flags = s->end.known ? 0 : DND_HF_SEGMENTED,
-			.length = s->end.known ? s->end.len : 0,
-		};
-
-		if (session_sent(s, proto_send_hdr(s->sock, &h), "header"))
-			return 1;
-	}
-	if (session_payload(s))
-		return 1;
-	if (o->raw) {
-		session_unchecked(s);
-		shutdown(s->sock, SHUT_WR);
-		return 0;
-	}
-	return session_send_end(s);
-}
-
-static int session_accept(struct session *s)
-{
-	const struct session_opts *o = s->o;
-	char err[256];
-	int lfd;
-
-	lfd = net_listen(o->bind, o->port, (int)o->window, err, sizeof(err));
-	if (lfd < 0)
-		return session_fail(s, "%s", err);
-	s->sock = net_accept(lfd, s->res.peer, sizeof(s->res.peer));
-	close(lfd);
-	if (s->sock == -EINTR)
-		return session_fail(s, "interrupted by %s while waiting for "
-				    "a sender", strsignal(io_stop_signal));
-	if (s->sock < 0)
-		return session_fail(s, "accept: %s", strerror(-s->sock));
-	io_stop_fd = s->sock;
-	if (net_tune(s->sock, o->timeout))
-		return session_fail(s, "cannot set socket options: %s",
-				    strerror(errno));
-	return 0;
-}
-
-static int session_recv_header(struct session *s)
-{
-	struct dnd_hdr h;
-	char why[160];
-	int r;
-
-	r = proto_recv_hdr(s->sock, &h, why, sizeof(why));
-	if (r == -EBADMSG)
-		return session_fail(s, "bad header from %s: %s", s->res.peer,
-				    why);
-	if (r)
-		return session_recv_failed(s, r, "header", s->o->timeout);
-	s->end.known = !(h.flags & DND_HF_SEGMENTED);
-	s->end.len = h.length;
-	return 0;
-}
-
-/* Checks the trailer against what landed; fills the reply. 0 or 1. */
-static int session_recv_verify(struct session *s, struct dnd_end *rep)
-{
-	uint64_t done = xfer_done(&s->t);
-	struct dnd_end t;
-	char why[160];
-	double wait;
-	int r;
-
-	rep->bytes = done;
-	if (s->o->verify && s->end.ep == DND_EP_FILE) {
-		r = hash_fd(s->end.fd, 0, done, &rep->hash);
-		if (r) {
-			rep->status = DND_ST_IOERR;
-			return session_fail(s, "cannot re-read %s to hash it: "
-					    "%s", s->o->file, strerror(-r));
-		}
-		rep->flags = DND_TF_HASH;
-	}
-	/* The sender re-reads its source before it sends the trailer. */
-	wait = session_hash_wait(s);
-	net_tune(s->sock, wait);
-	r = proto_recv_end(s->sock, true, &t, why, sizeof(why));
-	if (r == -EBADMSG)
-		return session_fail(s, "bad trailer from the sender: %s", why);
-	if (r)
-		return session_recv_failed(s, r, "sender's trailer", wait);
-	r = proto_recv_eof(s->sock);
-	if (r == -EBADMSG) {
-		rep->status = DND_ST_MALFORMED;
-		return session_fail(s, "malformed stream from the peer: bytes "
-				    "after the sender's trailer; %s was not "
-				    "written", s->o->file);
-	}
-	if (r)
-		return session_recv_failed(s, r, "end of the sender's stream",
-					   wait);
-	if (t.bytes != done) {
-		rep->status = DND_ST_SHORT;
-		return session_fail(s, "the sender says it sent %llu bytes, "
-				    "%llu arrived", (unsigned long long)t.bytes,
-				    (unsigned long long)done);
-	}
-	if (t.flags & rep->flags & DND_TF_HASH && t.hash != rep->hash) {
-		rep->status = DND_ST_MISMATCH;
-		return session_fail(s, "hash mismatch: sent xxh3 %016llx, "
-				    "landed %016llx; %s was not written",
-				    (unsigned long long)t.hash,
-				    (unsigned long long)rep->hash, s->o->file);
-	}
-	/* The receiver decides what it accepts: a file it was asked to
-	 * verify lands only against the sender's hash. */
-	if (rep->flags & DND_TF_HASH && !(t.flags & DND_TF_HASH)) {
-		rep->status = DND_ST_NOHASH;
-		return session_fail(s, "the sender sent no hash (it ran with "
-				    "--no-verify), so nothing could be "
-				    "verified; %s was not written (receive "
-				    "with --no-verify to accept unverified "
-				    "data)", s->o->file);
-	}
-	session_verdict(s, rep, &t);
-	return 0;
-}
-
-/* The receiver's sync line: what made the landed file durable. */
-static void session_sync_note(struct session *s)
-{
-	if (!s->end.landing)
-		return;
-	snprintf(s->res.sync, sizeof(s->res.sync), "%s%sfdatasync, %s",
-		 s->o->sync_every ? "writeback started every " : "",
-		 s->o->sync_every ? "--sync stream step, then " : "",
-		 s->land.in_place ?
-		 "rewritten in place" : "renamed, directory fsynced");
-}
-
-static int session_recv(struct session *s)
-{
-	const struct session_opts *o = s->o;
-	struct dnd_end rep = { 0 };
-	char err[256];
-	int r;
-
-	if (session_accept(s))
-		return 1;
-	if (!o->raw && session_recv_header(s))
-		return 1;
-	if (s->end.landing) {
-		if (land_open(&s->land, o->file, o->overwrite, o->truncate, err,
-			      sizeof(err)))
-			return session_fail(s, "%s", err);
-		s->end.fd = s->land.fd;
-	}
-	if (session_setup_method(s) || session_payload(s) ||
-	    session_stopped(s))
-		return 1;
-	if (o->raw) {
-		session_unchecked(s);
-	} else if (session_recv_verify(s, &rep)) {
-		/* Tell the sender why, so both sides fail with the cause. */
-		if (rep.status)
-			proto_send_end(s->sock, false, &rep);
-		return 1;
-	}
-	if (session_stopped(s))
-		return 1;
-	if (s->end.landing) {
-		session_sync_note(s);
-		r = land_commit(&s->land, xfer_done(&s->t), err, sizeof(err));
-		s->end.fd = -1;
-		if (r && !s->land.landed) {
-			rep.status = DND_ST_IOERR;
-			session_fail(s, "%s", err);
-		} else if (r) {
-			snprintf(s->res.warning, sizeof(s->res.warning), "%s",
-				 err);
-			log_err("warning: %s", err);
-		}
-	}
-	if (o->raw)
-		return s->res.error[0] ? 1 : 0;
-	r = proto_send_end(s->sock, false, &rep);
-	if (r && !s->res.error[0]) {
-		/* Landed and verified: the exit code follows the disk. */
-		snprintf(s->res.warning, sizeof(s->res.warning), "landed and "
-			 "verified, but the sender did not get the "
-			 "confirmation: %s", strerror(-r));
-		log_err("warning: %s", s->res.warning);
-	}
-	return s->res.error[0] ? 1 : 0;
 }
 
 static void session_fill_result(struct session *s)
@@ -591,34 +350,46 @@ static void session_fill_result(struct session *s)
 		r->verdict = "failed";
 	if (out.detail[0] && !r->detail[0])
 		snprintf(r->detail, sizeof(r->detail), "%s", out.detail);
-	if (s->sock >= 0) {
-		net_bufs(s->sock, &r->sndbuf, &r->rcvbuf);
-		r->have_tcp = net_tcp_info(s->sock, &r->tcp) == 0;
+	r->resumed_from = s->start;
+	if (s->sock[0] >= 0) {
+		net_bufs(s->sock[0], &r->sndbuf, &r->rcvbuf);
+		r->have_tcp = net_tcp_info(s->sock[0], &r->tcp) == 0;
 	}
+	session_fill_streams(s);
 }
 
 static void session_cleanup(struct session *s, int code)
 {
+	unsigned int i;
+
+	/* The streams' counts say what a kept partial file holds. */
+	if (!s->end.landing)
+		endpoint_close(&s->end);
+	else if (!code)
+		land_free(&s->land);
+	else if (!s->o->resume || session_keep(s))
+		land_abort(&s->land);
 	xfer_close(&s->t);
 	XXH3_freeState(s->hash);
-	if (s->end.landing) {
-		if (code)
-			land_abort(&s->land);
-		else
-			land_free(&s->land);
-	} else {
-		endpoint_close(&s->end);
-	}
+	for (i = 1; i < s->n; i++)
+		if (s->fd[i] >= 0)
+			close(s->fd[i]);
 	io_stop_fd = -1;
-	if (s->sock >= 0)
-		close(s->sock);
+	for (i = 0; i < DND_STREAMS_MAX; i++)
+		if (s->sock[i] >= 0)
+			close(s->sock[i]);
+	if (s->lfd >= 0)
+		close(s->lfd);
 }
 
 int session_run(const struct session_opts *o)
 {
-	struct session s = { .o = o, .sock = -1 };
+	struct session s = { .o = o, .lfd = -1, .n = 1 };
+	unsigned int i;
 	int code;
 
+	for (i = 0; i < DND_STREAMS_MAX; i++)
+		s.sock[i] = s.fd[i] = -1;
 	s.land.fd = -1;
 	s.end.fd = -1;
 	io_install_signals();
@@ -631,7 +402,7 @@ int session_run(const struct session_opts *o)
 		code = o->sender ? session_send(&s) : session_recv(&s);
 	session_fill_result(&s);
 	/* A request refused before it ran has no numbers; JSON still says why. */
-	if (o->json)
+	if (o->json || o->json_stream)
 		report_json(s.out, &s.res);
 	else if (code != 2)
 		report_text(s.out, &s.res);

@@ -34,6 +34,13 @@ struct session_opts {
 	bool json;
 	double timeout;		/* seconds without progress; 0 = none */
 	double connect_timeout;	/* sender: retry refused connects this long */
+	unsigned int streams;	/* sender, -P: TCP connections (1..64) */
+	double interval;	/* -i: seconds between interval lines; 0 */
+	bool json_stream;	/* --json-stream: intervals and report as
+				 * JSON Lines on stdout */
+	bool resume;		/* receiver, --resume: keep a failed try's
+				 * prefix, and resume from a kept one */
+	bool direct;		/* --direct: O_DIRECT file I/O (-m rw) */
 };
 
 /*

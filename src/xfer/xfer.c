@@ -6,26 +6,21 @@
  * several in threads.
  */
 #include <sys/ioctl.h>
-#include <sys/socket.h>
 #include <errno.h>
 #include <poll.h>
-#include <pthread.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "core/io.h"
 #include "core/log.h"
 #include "core/proto.h"
 #include "xfer/method.h"
 #include "xfer/xfer.h"
+#include "xfer/xfer_watch.h"
 
 /* Largest piece asked of a method at once; methods bound it further. */
 #define XFER_PIECE_MAX	(1UL << 30)
-/* How often the progress line and a multi-stream run's watch wake up. */
-#define XFER_TICK_MS	50
 
 int xfer_fail_at(struct dnd_xfer *x, int err, const char *op, const char *file,
 		 int line)
@@ -45,41 +40,6 @@ void xfer_hash_inline(struct dnd_xfer *x, const void *buf, size_t n)
 		XXH3_64bits_update(x->hash, buf, n);
 }
 
-/* ---- progress ---- */
-
-static void xfer_progress(struct xfer *t)
-{
-	uint64_t moved = atomic_load(&t->moved);
-	double now, rate;
-	char eta[32] = "";
-
-	if (!t->cfg.progress)
-		return;
-	now = stats_now();
-	if (now < t->progress_next)
-		return;
-	if (!t->progress_next) {
-		t->t0 = now;
-		t->progress_next = now + 0.25;
-		return;
-	}
-	t->progress_next = now + 0.25;
-	rate = (double)moved / (now - t->t0);
-	if (t->length != UINT64_MAX && t->length && rate > 0)
-		snprintf(eta, sizeof(eta), " (%.0f%%), ETA %.0f s",
-			 100.0 * (double)moved / (double)t->length,
-			 (double)(t->length - moved) / rate);
-	fprintf(stderr, "\r\033[K%s %.1f MiB at %.1f MB/s%s",
-		t->cfg.sender ? "sent" : "received",
-		(double)moved / 1048576.0, rate / 1e6, eta);
-}
-
-static void xfer_progress_end(struct xfer *t)
-{
-	if (t->cfg.progress && t->progress_next)
-		fprintf(stderr, "\r\033[K");
-}
-
 /* ---- one stream ---- */
 
 /*
@@ -96,7 +56,7 @@ static int xfer_advance(struct dnd_xfer *x, ssize_t n)
 	x->done += (uint64_t)n;
 	x->pos += n;
 	atomic_fetch_add(&x->t->moved, (uint64_t)n);
-	if (x->t->n == 1)
+	if (x->t->n == 1 && !x->t->interval)
 		xfer_progress(x->t);
 	if (!c->sync_every || c->sender || c->ep != DND_EP_FILE ||
 	    (uint64_t)(x->pos - x->synced) < c->sync_every)
@@ -253,108 +213,6 @@ static int xfer_stream_run(struct dnd_xfer *x)
 	return xfer_fail(x, -EINVAL, "unknown framing");
 }
 
-/* ---- several streams ---- */
-
-struct xfer_worker {
-	struct dnd_xfer *x;
-	int i;
-	pthread_t tid;
-	atomic_bool over;
-	int r;
-};
-
-static void *xfer_worker_main(void *arg)
-{
-	struct xfer_worker *w = arg;
-
-	int none = -1;
-
-	w->r = xfer_stream_run(w->x);
-	if (w->r)
-		atomic_compare_exchange_strong(&w->x->t->first_bad, &none, w->i);
-	atomic_store(&w->over, true);
-	return NULL;
-}
-
-/* Wakes every stream blocked on its socket: one failed, or a stop came. */
-static void xfer_cut(struct xfer *t)
-{
-	unsigned int i;
-
-	for (i = 0; i < t->n; i++)
-		if (t->st[i].sock >= 0)
-			shutdown(t->st[i].sock, SHUT_RDWR);
-}
-
-/*
- * Watches the workers until all are over: draws progress, and on the first
- * failure or a stop signal cuts the others' sockets so they return.
- */
-static void xfer_watch(struct xfer *t, struct xfer_worker *w)
-{
-	const struct timespec tick = { 0, XFER_TICK_MS * 1000000L };
-	bool cut = false;
-
-	for (;;) {
-		unsigned int i, over = 0;
-
-		for (i = 0; i < t->n; i++) {
-			if (!atomic_load(&w[i].over))
-				continue;
-			over++;
-			if (w[i].r && !cut) {
-				xfer_cut(t);
-				cut = true;
-			}
-		}
-		if (over == t->n)
-			return;
-		if (io_stop_signal && !cut) {
-			xfer_cut(t);
-			cut = true;
-		}
-		xfer_progress(t);
-		nanosleep(&tick, NULL);
-	}
-}
-
-/* Runs every stream in its own thread; stop signals stay with this one. */
-static int xfer_run_threads(struct xfer *t)
-{
-	struct xfer_worker *w = calloc(t->n, sizeof(*w));
-	sigset_t block, old;
-	unsigned int i, started = 0;
-	int r = 0;
-
-	if (!w)
-		return xfer_fail(&t->st[0], -ENOMEM, "allocate stream threads");
-	sigemptyset(&block);
-	sigaddset(&block, SIGINT);
-	sigaddset(&block, SIGTERM);
-	sigaddset(&block, SIGHUP);
-	pthread_sigmask(SIG_BLOCK, &block, &old);
-	for (i = 0; i < t->n; i++, started++) {
-		w[i].x = &t->st[i];
-		w[i].i = (int)i;
-		r = -pthread_create(&w[i].tid, NULL, xfer_worker_main, &w[i]);
-		if (r)
-			break;
-	}
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (r) {
-		xfer_fail(&t->st[started], r, "start a stream thread");
-		atomic_store(&t->first_bad, (int)started);
-		for (i = started; i < t->n; i++)
-			atomic_store(&w[i].over, true);
-		w[started].r = r;
-	}
-	xfer_watch(t, w);
-	for (i = 0; i < started; i++)
-		pthread_join(w[i].tid, NULL);
-	free(w);
-	return xfer_failed(t) ? xfer_failed(t)->err : 0;
-}
-
 /* ---- the transfer ---- */
 
 int xfer_check(const struct xfer_cfg *c, char *why, size_t len)
@@ -407,6 +265,7 @@ void xfer_stream(struct xfer *t, unsigned int i, int sock, int fd, off_t pos,
 	x->synced = pos;
 	x->frame = frame;
 	x->len = len;
+	x->last = i + 1 == t->n;
 }
 
 int xfer_setup(struct xfer *t)
@@ -451,10 +310,13 @@ int xfer_run(struct xfer *t)
 	int r;
 
 	stats_sample(&a);
-	if (t->n == 1)
+	if (t->n == 1 && !t->interval) {
+		t->st[0].t_begin = a.mono;
 		r = xfer_stream_run(&t->st[0]);
-	else
-		r = xfer_run_threads(t);
+		t->st[0].t_end = stats_now();
+	} else {
+		r = xfer_run_threads(t, xfer_stream_run);
+	}
 	if (!r)
 		r = xfer_finish(t);
 	xfer_progress_end(t);

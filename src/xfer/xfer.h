@@ -44,6 +44,7 @@ struct xfer_cfg {
 	bool progress;		/* draw a progress line on stderr */
 	bool hash_stream;	/* sender: a stream source that must be hashed
 				 * as it passes (it cannot be read twice) */
+	bool direct;		/* --direct: the file through O_DIRECT (rw) */
 };
 
 /* What a stream's method reports (out). */
@@ -91,6 +92,18 @@ struct dnd_xfer {
 	uint64_t len;		/* XFER_LENGTH: bytes to move */
 	off_t synced;		/* --sync stream: writeback started up to here */
 	bool set_up;		/* setup ran and succeeded: teardown is due */
+	bool last;		/* this stream's range ends the file */
+	double t_begin, t_end;	/* when this stream started and ended */
+};
+
+/* One interval of a running transfer (-i), all streams together. */
+struct xfer_interval {
+	double start, end;	/* seconds since the payload began */
+	uint64_t bytes;		/* moved in the interval */
+	double cpu_user, cpu_sys;	/* process CPU seconds in it */
+	uint32_t retrans;	/* TCP retransmits in it, all streams */
+	uint32_t rtt_us;	/* smoothed RTT now, mean of the streams */
+	bool last;		/* the closing, possibly shorter, interval */
 };
 
 /* A transfer: n streams of one method, and what the driver measured. */
@@ -104,6 +117,11 @@ struct xfer {
 	struct dnd_cost cost;	/* the timed window of xfer_run */
 	bool timed;		/* cost is filled in */
 	double progress_next, t0;
+	/* -i: every interval seconds on_interval(iv, interval_arg) is called
+	 * from the watching thread; 0: none. */
+	double interval;
+	void (*on_interval)(const struct xfer_interval *iv, void *arg);
+	void *interval_arg;
 };
 
 /* Most streams a transfer can have. */
@@ -126,7 +144,9 @@ int xfer_open(struct xfer *t, const struct xfer_cfg *c, unsigned int n);
 
 /*
  * Gives stream i its ends (owned by the caller), its first file offset and
- * what it carries (len counts for XFER_LENGTH only).
+ * what it carries (len counts for XFER_LENGTH only). The last stream is
+ * taken to end the file (x->last); set it otherwise when ranges are not in
+ * stream order.
  */
 void xfer_stream(struct xfer *t, unsigned int i, int sock, int fd, off_t pos,
 		 enum xfer_frame frame, uint64_t len);
@@ -136,8 +156,9 @@ void xfer_stream(struct xfer *t, unsigned int i, int sock, int fd, off_t pos,
 int xfer_setup(struct xfer *t);
 
 /*
- * The timed window: moves every stream's payload (in threads when n > 1;
- * a failing stream stops the others by shutting their sockets), then the
+ * The timed window: moves every stream's payload (in threads when n > 1 or
+ * intervals are asked for; a failing stream stops the others by shutting
+ * their sockets), then the
  * method's finish, then for a receiver into a file fdatasync. Fills t->cost
  * (all streams' bytes). A stop signal (io_stop_signal) ends it with -EINTR.
  * Returns 0 or the first failure's -errno (xfer_failed says which stream).

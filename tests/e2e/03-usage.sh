@@ -67,6 +67,8 @@ expect_exit 0 "$DND" recv --help
 expect_out "overwrite it IN PLACE"
 expect_exit 0 "$DND" send -h
 expect_out "usage: dnd send -c HOST"
-expect_exit 0 "$DND"
+expect_exit 0 "$DND" -h
 expect_out "usage: dnd [-b bsz] [-c host] [-h] [-l sz] [-m method] [-o|-t] [-p port] [-w wsz] FILE"
+expect_exit 2 "$DND"
+expect_out "   or: dnd [-b bsz] [-c host] [-h] [-l sz] [-m method] [-o|-t] [-p port] [-w wsz] FILE"
 ok "help"

@@ -107,9 +107,9 @@ peer() { # peer NAME "expected receiver message" < bytes
 	no_leftovers "$D"
 	ok "$1 refused"
 }
-hdr() { printf 'DNDH\x00\x01\x00\x00'; be64 "$1"; be64 0; }
-hdr_seg() { printf 'DNDH\x00\x01\x00\x01'; be64 0; be64 0; }
-trl() { printf 'DNDT\x00\x00\x00\x01'; be64 "$1"; be64 "$2"; }
+hdr() { msg_hdr "$1"; }
+hdr_seg() { msg_hdr_seg; }
+trl() { msg_trl "$1" "$2"; }
 
 printf 'GARBAGE GARBAGE GARBAGE!' | peer "corrupt header" \
 	"bad header from 127.0.0.1:"
@@ -117,8 +117,8 @@ grep -qF "no dnd magic (first bytes 47 41 52 42); is the peer dnd? use --raw for
 	fail "magic message: $(cat "$T/r.log")"
 printf 'DNDH\x00\x07' | peer "truncated header" \
 	"dnd: the peer closed the connection before the header"
-{ printf 'DNDH\x00\x02\x00\x00'; be64 1; be64 0; } | peer "future version" \
-	"protocol version 2, this dnd speaks 1"
+msg_open 3 0 1 | peer "future version" \
+	"protocol version 3, this dnd speaks 2"
 { hdr 1000; printf '0123456789'; } | peer "short peer" \
 	"dnd: short transfer: the sender closed the connection after 10 of 1000 bytes"
 { hdr 4; printf 'abcd'; trl 4 0; } | peer "hash mismatch" \

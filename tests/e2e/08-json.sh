@@ -13,16 +13,16 @@ for side in s r; do
 		(.xxh3 | test("^[0-9a-f]{16}$")) and .seconds > 0 and
 		.mb_per_s > 0 and .cpu_usec_per_mb >= 0 and .ncpu >= 1 and
 		(.syscalls | type == "object") and .sndbuf > 0 and .rcvbuf > 0 and
-		.tcp.rtt_us >= 0' "$T/$side.log" >/dev/null ||
+		.tcp.rtt_us >= 0' <(json_of "$T/$side.log") >/dev/null ||
 		fail "$side JSON lacks fields: $(cat "$T/$side.log")"
 done
 jq -e '.role == "send" and .method == "splice" and .pipe == 262144 and
 	.pipe_asked == 262144 and .syscalls["splice>pipe"].calls > 0' \
-	"$T/s.log" >/dev/null || fail "send JSON: $(cat "$T/s.log")"
+	<(json_of "$T/s.log") >/dev/null || fail "send JSON: $(cat "$T/s.log")"
 jq -e '.role == "recv" and .syscalls.vmsplice.bytes == 1000000 and
-	.syscalls.fdatasync.calls == 1' "$T/r.log" >/dev/null ||
+	.syscalls.fdatasync.calls == 1' <(json_of "$T/r.log") >/dev/null ||
 	fail "recv JSON: $(cat "$T/r.log")"
-[ "$(jq -r .xxh3 "$T/s.log")" = "$(jq -r .xxh3 "$T/r.log")" ] || fail "hashes differ"
+[ "$(jq -r .xxh3 <(json_of "$T/s.log"))" = "$(jq -r .xxh3 <(json_of "$T/r.log"))" ] || fail "hashes differ"
 ok "JSON on success"
 
 # On failure: still one valid object, with the cause in "error".
@@ -34,7 +34,7 @@ printf 'NOT A DND HEADER AT ALL!' | timeout 10 nc -N 127.0.0.1 "$PORT" >/dev/nul
 wait_recv
 [ "$RRC" = 1 ] || fail "exit $RRC"
 jq -e '.ok == false and .verdict == "failed" and
-	(.error | test("bad header"))' "$T/r.log" >/dev/null ||
+	(.error | test("bad header"))' <(json_of "$T/r.log") >/dev/null ||
 	fail "failure JSON: $(cat "$T/r.log")"
 [ "$(wc -l <"$T/r.log")" = 1 ] || fail "more than one line: $(cat "$T/r.log")"
 next_port
@@ -50,7 +50,7 @@ RPID=$!
 "$DND" send -c 127.0.0.1 -p "$PORT" "$T/src" >/dev/null 2>&1 || fail "send to stdout receiver"
 wait_recv
 cmp -s "$T/src" "$T/out" || fail "stdout data polluted"
-jq -e '.verdict == "counted"' "$T/r.log" >/dev/null || fail "report not on stderr: $(cat "$T/r.log")"
+jq -e '.verdict == "counted"' <(json_of "$T/r.log") >/dev/null || fail "report not on stderr: $(cat "$T/r.log")"
 ok "report goes where the data does not"
 
 # --sync stream starts writeback every 8 MiB as data lands, then syncs.
@@ -62,6 +62,6 @@ cmp -s "$T/src20" "$T/dst20" || fail "--sync stream: data differs"
 jq -e '.verdict == "verified" and .syscalls.sync_file_range.calls == 2 and
 	.syscalls.sync_file_range.bytes >= 16777216 and
 	.syscalls.sync_file_range.bytes <= 20971523 and
-	.syscalls.fdatasync.calls == 1' "$T/r.log" >/dev/null ||
+	.syscalls.fdatasync.calls == 1' <(json_of "$T/r.log") >/dev/null ||
 	fail "--sync stream accounting: $(cat "$T/r.log")"
 ok "--sync stream: writeback as data lands, counted"

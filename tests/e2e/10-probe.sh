@@ -24,11 +24,11 @@ has '.schema == 1 and .type == "probe" and .command == "probe"' "schema"
 has '(.dnd_version | length) > 0 and (.host | type) == "string"' "version"
 has '.machine.release | type == "string" and length > 0' "kernel release"
 has '.kernel == .machine.release' "one kernel release, twice the same"
-for k in page_size pipe_max_size pipe_user_pages_soft pipe_user_pages_hard \
-	pipe_default_size pipe_largest_size; do
+for k in page_size_bytes pipe_max_bytes pipe_user_pages_soft \
+	pipe_user_pages_hard pipe_default_bytes pipe_largest_bytes; do
 	has ".machine.$k | type == \"number\"" "machine.$k"
 done
-has '.machine.pipe_largest_size >= .machine.pipe_default_size' "pipe sizes"
+has '.machine.pipe_largest_bytes >= .machine.pipe_default_bytes' "pipe sizes"
 has '.machine.pipe_beyond_max | type == "boolean"' "pipe_beyond_max"
 
 # Every method of the registry with its verdict: the names --require knows
@@ -60,7 +60,7 @@ for f in pipe-resize splice-socket-pipe splice-pipe-file vmsplice sendfile \
 		and (.why | length > 0) and (.errno | type == \"number\")" \
 		"feature $f"
 done
-for k in accepted sent completions copied; do
+for k in accepted sent_bytes completions copied_completions; do
 	has ".features[\"msg-zerocopy\"] | has(\"$k\")" "msg-zerocopy.$k"
 done
 
@@ -73,15 +73,15 @@ for s in a b c; do
 	jq -e ".seed004[\"seed004-$s\"].pass" "$T/p.json" >/dev/null ||
 		fail "seed004-$s: $(jq -r ".seed004[\"seed004-$s\"].why" "$T/p.json")"
 done
-has '.seed004["seed004-a"] | .spliced > .mss' "(a) more than one segment"
-has '.seed004["seed004-b"] | .max_returned <= 1000 and .calls == 32' "(b) <= 1000"
+has '.seed004["seed004-a"] | .spliced_bytes > .mss_bytes' "(a) more than one segment"
+has '.seed004["seed004-b"] | .max_returned_bytes <= 1000 and .calls == 32' "(b) <= 1000"
 has '.seed004["seed004-c"] | .splice_errno == 11 and
-	.socket_queued > 0' "(c) EAGAIN"
+	.socket_queued_bytes > 0' "(c) EAGAIN"
 ok "JSON report"
 
 # --- the table -------------------------------------------------------------
 expect_exit 0 "$DND" probe
-expect_out "seed 004 behaviours"
+expect_out "splice behaviours the relay relies on"
 expect_out "pass seed004-a"
 expect_out "io_uring (IORING_REGISTER_PROBE)"
 ok "table"

@@ -109,9 +109,19 @@ for i in 1 2 3; do
 	esac
 	rm -f "$D/dst"
 done
-# The sender whose confirmation never comes says the data may have landed.
+# The sender whose confirmation never comes says the data may have landed:
+# a receiver that accepts, takes everything, and closes without a reply.
 next_port
-timeout 10 nc -l 127.0.0.1 "$PORT" >/dev/null &
+timeout 20 perl -MSocket -e '
+	socket(my $l, PF_INET, SOCK_STREAM, 0) or die;
+	setsockopt($l, SOL_SOCKET, SO_REUSEADDR, 1);
+	bind($l, sockaddr_in($ARGV[0], inet_aton("127.0.0.1"))) or die;
+	listen($l, 1) or die; accept(my $c, $l) or die;
+	my ($b, $got) = ("", 0);
+	$got += sysread($c, $b, 48 - $got, $got) while $got < 48;
+	syswrite($c, "DNDA" . ("\0" x 20));
+	1 while sysread($c, $b, 65536);
+	close $c;' "$PORT" &
 _pids+=("$!")
 wait_listen "$PORT"
 expect_exit 1 "$DND" send -c 127.0.0.1 -p "$PORT" "$T/abcd"

@@ -31,7 +31,7 @@ bad=$(jq -r 'select(.kind == "cell") | select(.status == "failed" or
 	else "counted" end))) | "\(.send)->\(.recv) \(.status) \(.reason)"' "$J")
 [ -z "$bad" ] || fail "cells not right: $bad"
 jq -s -e '[.[] | select(.kind == "cell")] | length > 0 and
-	all(.netns and .mtu == 1500)' "$J" >/dev/null ||
+	all(.netns and .mtu_bytes == 1500)' "$J" >/dev/null ||
 	fail "cells do not record the namespace path"
 ok "quick set over veth, $(jq -s '[.[] | select(.status == "ok")] | length' "$J") cells verified or counted, nothing left"
 

@@ -6,6 +6,7 @@
 . "$(dirname "$0")/lib.sh"
 command -v jq >/dev/null || skip "jq is not installed (make deps)"
 command -v gnuplot >/dev/null || skip "gnuplot is not installed (make deps)"
+need_py3 csv
 
 # Usage errors come before any work (exit 2, cause and fix named).
 expect_exit 2 "$DND" bench --rate 10gbit
@@ -71,17 +72,69 @@ jq -s -e 'any(.kind == "reference" and .key == "memcpy" and .ok and
 	.mb_per_s.median > 0)' "$J" >/dev/null || fail "no memcpy reference"
 ok "JSON Lines: $n objects, every cell ran or said why, $files verified into files"
 
-# CSV: a header and one row per JSON object, every row the same width.
-[ "$(wc -l <"$C")" = $((n + 1)) ] || fail "CSV rows do not match JSON lines"
-head -n1 "$C" | grep -q '^kind,table,src,sink,send,recv,' || fail "CSV header"
-awk -F, 'NR == 1 { w = NF } NF != w { print "line " NR ": " NF " != " w; bad = 1 }
-	END { exit bad }' "$C" || fail "CSV column count varies"
-ok "CSV: $(head -n1 "$C" | awk -F, '{ print NF }') columns on every row"
+# CSV, read by Python's csv module (RFC 4180): a header, one row per JSON
+# object in the same order, every row as wide as the header, and the text
+# fields (reasons with commas in them) exactly as in the JSON.
+$PY3 - "$J" "$C" <<'PY' || fail "CSV does not match the JSON Lines"
+import csv, json, sys
+objs = [json.loads(line) for line in open(sys.argv[1])]
+with open(sys.argv[2], newline="") as f:
+    rows = list(csv.reader(f, strict=True))
+head, body = rows[0], rows[1:]
+want = ("kind,table,src,sink,send,recv,buffer_bytes,recv_buffer_bytes,"
+        "pipe_asked_bytes,streams,window_bytes,size_bytes,status,reason,"
+        "verdict,runs,"
+        "mb_per_s,mb_per_s_min,mb_per_s_max,gbit_per_s,"
+        "send_cpu_user_seconds,send_cpu_sys_seconds,recv_cpu_user_seconds,"
+        "recv_cpu_sys_seconds,send_cpu_us_per_mb,recv_cpu_us_per_mb,"
+        "cpu_us_per_mb,send_syscalls_per_mb,recv_syscalls_per_mb,"
+        "machine_busy_pct,machine_busy_run_pct,retransmits,ratio_memcpy,"
+        "ratio_pipe,ratio_iperf3,ratio_iperf3_l1m,best_in_row").split(",")
+def check(cond, what):
+    if not cond:
+        sys.exit("CSV: " + what)
+check(head == want, "header %s" % head)
+check(len(body) == len(objs), "%d rows for %d objects" % (len(body), len(objs)))
+commas = 0
+for n, (r, o) in enumerate(zip(body, objs), 2):
+    check(len(r) == len(head), "line %d has %d fields" % (n, len(r)))
+    d = dict(zip(head, r))
+    check(d["kind"] == o["kind"], "line %d kind" % n)
+    if o["kind"] == "cell":
+        for k in ("table", "src", "sink", "send", "recv", "status"):
+            check(d[k] == o[k], "line %d %s: %r != %r" % (n, k, d[k], o[k]))
+        check(d["reason"] == (o["reason"] or ""), "line %d reason: %r != %r"
+              % (n, d["reason"], o["reason"]))
+        check(int(d["buffer_bytes"]) == o["buffer_bytes"], "line %d buffer" % n)
+        check(int(d["streams"]) == o["streams"], "line %d streams" % n)
+        if o["status"] == "ok":
+            m = o["mb_per_s"]["median"]
+            check(abs(float(d["mb_per_s"]) - m) <= 1e-5 * m, "line %d MB/s" % n)
+        else:
+            check(d["mb_per_s"] == "", "line %d: MB/s without a run" % n)
+    else:
+        check(d["table"] == o["key"], "line %d reference key" % n)
+        check(d["reason"] == (o["name"] if o["ok"] else o["reason"]),
+              "line %d reference name" % n)
+    commas += "," in d["reason"]
+check(commas > 0, "no reason with a comma: quoting was not exercised")
+print("ok - CSV: %d columns on %d rows, %d fields with commas kept"
+      % (len(head), len(body), commas))
+PY
 
 [ -s "$P" ] || fail "empty PNG"
 [ "$(head -c 8 "$P" | od -An -tx1 | tr -d ' \n')" = 89504e470d0a1a0a ] ||
 	fail "$P is not a PNG"
-ok "PNG chart"
+# IHDR: width and height, big-endian, at bytes 16 and 20. Four tables of
+# the quick set, as grids of 124 x 52 pixel cells with the header above.
+w=$(od -An -tu1 -j 16 -N 4 "$P" | awk '{ print (($1 * 256 + $2) * 256 + $3) * 256 + $4 }')
+h=$(od -An -tu1 -j 20 -N 4 "$P" | awk '{ print (($1 * 256 + $2) * 256 + $3) * 256 + $4 }')
+[ "$w" -ge 1180 ] && [ "$w" -le 3200 ] && [ "$h" -ge 900 ] && [ "$h" -le 3200 ] ||
+	fail "PNG is $w x $h pixels"
+bytes=$(stat -c %s "$P")
+[ "$bytes" -ge 40000 ] && [ "$bytes" -le 4000000 ] || fail "PNG of $bytes bytes"
+case "$OUT" in *gnuplot*) fail "gnuplot said: $(echo "$OUT" | grep gnuplot)" ;; esac
+ok "PNG chart, $w x $h pixels, $bytes bytes, no word from gnuplot"
 
 # --json without a file takes stdout (the table moves to stderr); SVG.
 S=$T/b.svg
@@ -94,4 +147,20 @@ grep -q "== zero -> null" "$T/o.err" || fail "table not on stderr"
 	"$T/o.jsonl")" = 1 ] || fail "expected exactly one cell"
 [ -s "$S" ] && head -n1 "$S" | grep -q '^<?xml' && grep -q '<svg' "$S" ||
 	fail "$S is not an SVG"
+grep -q gnuplot "$T/o.err" && fail "gnuplot said: $(grep gnuplot "$T/o.err")"
+# The one cell's figure and its table's title are drawn as text.
+grep -q '>zero -> null | 32Mi per run' "$S" || fail "no table title in $S"
+grep -q 'µs/MB<' "$S" || fail "no CPU per MB in $S"
 ok "JSON on stdout, SVG chart"
+
+# --streams adds -P to the table: a cell per stream count, each verified.
+"$DND" bench --quick --dir "$T" --streams 1,3 --send rw --recv null,rw \
+	--no-best-path --json >"$T/p.jsonl" 2>"$T/p.err" ||
+	fail "bench --streams exit $?: $(tail -n3 "$T/p.err")"
+grep -q "| -P 3 ==" "$T/p.err" || fail "no -P 3 table: $(cat "$T/p.err")"
+jq -s -e '[.[] | select(.kind == "cell" and .streams == 3 and
+	.status == "ok")] | length >= 3 and
+	([.[] | select(.kind == "cell" and .streams == 3 and .sink == "file")] |
+	all(.verdict == "verified"))' "$T/p.jsonl" >/dev/null ||
+	fail "--streams cells: $(jq -c 'select(.kind == "cell") | [.streams, .src, .sink, .send, .recv, .status, .verdict]' "$T/p.jsonl")"
+ok "--streams 1,3: the -P 3 tables ran and verified"

@@ -25,9 +25,9 @@ for run in "splice 1 1" "splice 200 1" "rw 1 1" "rw 200 1" "splice 200 2" "rw 20
 	kill -TERM "$rpid"
 	wait "$rpid" || fail "$m: relay exit $? after SIGTERM: $(cat "$T/relay.log")"
 	[ "$(jnum "$T/relay.log" completed)" = "$flows" ] || fail "relay stats: $(cat "$T/relay.log")"
-	[ "$(jnum "$T/relay.log" bytes_client_to_target)" = $((67108864 + 32 * flows)) ] ||
+	[ "$(jnum "$T/relay.log" client_to_target_bytes)" = $((67108864 + 32 * flows)) ] ||
 		fail "client->target bytes: $(cat "$T/relay.log")"
-	[ "$(jnum "$T/relay.log" bytes_target_to_client)" = 50331648 ] ||
+	[ "$(jnum "$T/relay.log" target_to_client_bytes)" = 50331648 ] ||
 		fail "target->client bytes: $(cat "$T/relay.log")"
 	calls=$(jnum "$T/relay.log" splice_in_calls)
 	if [ "$m" = splice ]; then

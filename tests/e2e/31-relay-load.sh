@@ -110,7 +110,7 @@ for run in "splice 1" "rw 1" "splice 2"; do
 	wait_active "$N" 20
 	rss1=$(rss_kib "$rpid")
 	per=$(((rss1 - rss0) * 1024 / N))
-	pipes=$(stat pipes_alive) psize=$(stat pipe_size)
+	pipes=$(stat pipes_alive) psize=$(stat pipe_min_bytes)
 	kill -USR1 "$cpid"
 	wait_for "$cpid" 30 client || fail "$m client: $(cat "$T/client.log")"
 	grep -q "peer client: $N flows ok, 0 failed; sent 335544320 B, received 83886080 B" "$T/client.log" ||
@@ -118,8 +118,8 @@ for run in "splice 1" "rw 1" "splice 2"; do
 	wait_for "$spid" 30 sink || fail "$m sink: $(cat "$T/sink.log")"
 	stop_relay
 	[ "$(stat completed)" = "$N" ] && [ "$(stat peak_active)" = "$N" ] &&
-		[ "$(stat bytes_client_to_target)" = $((335544320 + 32 * N)) ] &&
-		[ "$(stat bytes_target_to_client)" = 83886080 ] ||
+		[ "$(stat client_to_target_bytes)" = $((335544320 + 32 * N)) ] &&
+		[ "$(stat target_to_client_bytes)" = 83886080 ] ||
 		fail "$m relay stats: $(tail -n1 "$T/relay.json")"
 	# 2 x 64 KiB copy buffers a flow would be 131072 B; idle flows hold
 	# none, and no pipe either.
@@ -160,7 +160,7 @@ grep -q "relay: cannot open a pipe: Too many open files; flows without one copy 
 	fail "EMFILE on pipe() not reported: $(cat "$T/relay.err")"
 fb=$(stat fallbacks)
 [ "$fb" -ge 1 ] && [ "$(stat read_calls)" -gt 0 ] && [ "$(stat completed)" = $F ] &&
-	[ "$(stat bytes_client_to_target)" = $((419430400 + 32 * F)) ] ||
+	[ "$(stat client_to_target_bytes)" = $((419430400 + 32 * F)) ] ||
 	fail "relay stats: $(tail -n1 "$T/relay.json")"
 ok "EMFILE on pipe(): $fb of $F flows fell back to copying, every byte verified"
 
@@ -180,12 +180,12 @@ wait_listen "$rl"
 live() {
 	local c0
 	snap
-	c0=$(awk -v u="$(stat cpu_user)" -v s="$(stat cpu_sys)" 'BEGIN { print u + s }')
+	c0=$(awk -v u="$(stat cpu_user_seconds)" -v s="$(stat cpu_sys_seconds)" 'BEGIN { print u + s }')
 	expect_exit 0 "$DND" bench relay --client -t "127.0.0.1:$rl" --flows $L --bytes 384Mi --reply 384Mi
 	expect_out "peer client: $L flows ok, 0 failed; sent 402653184 B, received 402653184 B"
 	secs=$(echo "$OUT" | grep -o '[0-9.]* s$' | cut -d' ' -f1)
 	snap
-	cpu=$(awk -v u="$(stat cpu_user)" -v s="$(stat cpu_sys)" -v c="$c0" 'BEGIN { print u + s - c }')
+	cpu=$(awk -v u="$(stat cpu_user_seconds)" -v s="$(stat cpu_sys_seconds)" -v c="$c0" 'BEGIN { print u + s - c }')
 }
 live
 base_secs=$secs base_cpu=$cpu
@@ -193,10 +193,10 @@ bg "$T/idle.log" "$DND" bench relay --client -t "127.0.0.1:$rl" --flows 1000 --b
 ipid=$BPID
 wait_text "$T/idle.log" "peer client: paused" 20
 wait_active 1000 20
-w0=$(stat wakeups) c0=$(awk -v u="$(stat cpu_user)" -v s="$(stat cpu_sys)" 'BEGIN { print u + s }')
+w0=$(stat wakeups) c0=$(awk -v u="$(stat cpu_user_seconds)" -v s="$(stat cpu_sys_seconds)" 'BEGIN { print u + s }')
 sleep 1
 snap
-w1=$(stat wakeups) c1=$(awk -v u="$(stat cpu_user)" -v s="$(stat cpu_sys)" 'BEGIN { print u + s }')
+w1=$(stat wakeups) c1=$(awk -v u="$(stat cpu_user_seconds)" -v s="$(stat cpu_sys_seconds)" 'BEGIN { print u + s }')
 # One wakeup per SIGUSR1, nothing else.
 [ $((w1 - w0)) -le 5 ] && awk -v a="$c0" -v b="$c1" 'BEGIN { exit !(b - a < 0.05) }' ||
 	fail "1,000 idle flows kept the relay busy: $((w1 - w0)) wakeups, CPU $c0 -> $c1 s in 1 s"

@@ -29,7 +29,7 @@ pair() {
 		jq -e --argjson n "$size" '.ok and .verdict == "verified" and
 			.bytes == $n and (.zerocopy == null or
 			.zerocopy.zc_bytes + .zerocopy.copied_bytes == $n)' \
-			"$T/$side.log" >/dev/null ||
+			<(json_of "$T/$side.log") >/dev/null ||
 			fail "$sargs -> $rargs, $size bytes ($side): $(cat "$T/$side.log")"
 	done
 }
@@ -41,7 +41,7 @@ check_uring_send() {
 		if (.note | test("SEND_ZC")) then
 			($n == 0 or .zerocopy.completions > 0)
 		else (.note | test("plain SEND")) and
-			.zerocopy.completions == 0 end' "$T/s.log" >/dev/null ||
+			.zerocopy.completions == 0 end' <(json_of "$T/s.log") >/dev/null ||
 		fail "uring send accounting, $1 bytes: $(cat "$T/s.log")"
 }
 
@@ -69,10 +69,10 @@ for qd in 1 32; do
 	check_uring_send "$big"
 done
 jq -r '"  uring SEND_ZC on loopback: \(.zerocopy.completions) notifications, " +
-	"\(.zerocopy.copied_completions) reported copied"' "$T/s.log"
-jq -r '"  uring recv: \(.zerocopy.copied_bytes) B copied (RECV copies)"' "$T/r.log"
+	"\(.zerocopy.copied_completions) reported copied"' <(json_of "$T/s.log")
+jq -r '"  uring recv: \(.zerocopy.copied_bytes) B copied (RECV copies)"' <(json_of "$T/r.log")
 pair "-m uring-splice -b 1Mi --pipe-size 1Mi" "-m uring-splice -b 16Ki --pipe-size 16Ki" "$big"
-jq -e '.pipe == 16384' "$T/r.log" >/dev/null || fail "pipe size: $(cat "$T/r.log")"
+jq -e '.pipe == 16384' <(json_of "$T/r.log") >/dev/null || fail "pipe size: $(cat "$T/r.log")"
 ok "--qd 1 and 32, buffer and pipe sizes"
 
 # Streams: stdin is sent as segments, and the receiver must stop at each

@@ -28,7 +28,7 @@ check() {
 		.bytes == $n and
 		.zerocopy.zc_bytes + .zerocopy.copied_bytes == $n and
 		.zerocopy.zc_bytes == (.syscalls.tcp_zc_recv.bytes // 0)' \
-		"$T/r.log" >/dev/null || fail "$2, $1 bytes: $(cat "$T/r.log")"
+		<(json_of "$T/r.log") >/dev/null || fail "$2, $1 bytes: $(cat "$T/r.log")"
 }
 
 # pair SEND-ARGS RECV-ARGS SIZE
@@ -67,7 +67,7 @@ wait_recv
 [ "$RRC" = 0 ] && cmp -s "$T/src.$big" "$T/dst.seg" || fail "segments: $(cat "$T/r.log")"
 check "$big" "segments"
 ok "segmented stream into tcpmmap"
-jq -r '"  loopback: \(.zerocopy.zc_bytes) B mapped, \(.zerocopy.copied_bytes) B copied"' "$T/r.log"
+jq -r '"  loopback: \(.zerocopy.zc_bytes) B mapped, \(.zerocopy.copied_bytes) B copied"' <(json_of "$T/r.log")
 
 # Page-multiple segments: loopback MTU 61492 = 61440 payload + 52 header
 # bytes (IPv4 with timestamps), as the kernel's tcp_mmap selftest does.
@@ -89,6 +89,6 @@ for sm in zerocopy rw; do
 	cmp -s "$T/src.$big" "$T/dst" || fail "mtu 61492, $sm: data differs"
 	check "$big" "mtu 61492, $sm"
 	jq -r --arg sm "$sm" '"  mss \(.tcp.rcv_mss), \($sm) sender: " +
-		"\(.zerocopy.zc_bytes) B mapped, \(.zerocopy.copied_bytes) B copied"' "$T/r.log"
+		"\(.zerocopy.zc_bytes) B mapped, \(.zerocopy.copied_bytes) B copied"' <(json_of "$T/r.log")
 done
 ok "MTU 61492 namespace: accounting adds up"

@@ -4,6 +4,7 @@
 # content, fresh and rewriting; a path that cannot run says why.
 . "$(dirname "$0")/lib.sh"
 command -v jq >/dev/null || skip "jq is not installed"
+need_py3 csv
 D="$T/fb"
 mkdir "$D"
 
@@ -13,7 +14,8 @@ expect_exit 0 "$DND" filebench --size "$size" --bs 64Ki --dir "$D" --keep --json
 echo "$OUT" >"$T/fresh.json"
 for p in write vmsplice vmsplice-gift mmap; do
 	jq -se --arg p "$p" 'map(select(.path == $p))[0] | .ok and .content == "ok" and
-		.bytes == '"$size"' and .mib_per_s > 0 and .fsync_seconds >= 0' \
+		.bytes == '"$size"' and .mib_per_s > 0 and .fsync_seconds >= 0 and
+		(.mb_per_s / .mib_per_s - 1.048576 | fabs) < 0.001' \
 		"$T/fresh.json" >/dev/null || fail "$p: $(cat "$T/fresh.json")"
 	f=$(ls "$D"/.dnd-filebench."$p".*)
 	[ "$(stat -c %s "$f")" = "$size" ] || fail "$p wrote $(stat -c %s "$f") bytes"
@@ -32,9 +34,19 @@ ok "fresh files: exact size and content for every path"
 
 expect_exit 0 "$DND" filebench --rewrite --repeat 2 --size "$size" --dir "$D" --csv \
 	--paths write,vmsplice,mmap
-echo "$OUT" | awk -F, 'NR > 1 && ($5 != "rewrite" || $12 != "ok") { bad = 1 }
-	{ if (NF != 13) bad = 1 } END { exit bad }' || fail "rewrite CSV: $OUT"
-[ "$(echo "$OUT" | wc -l)" = 7 ] || fail "rewrite CSV rows: $OUT"
+echo "$OUT" >"$T/rw.csv"
+$PY3 - "$T/rw.csv" "$size" <<'PY' || fail "rewrite CSV: $OUT"
+import csv, sys
+with open(sys.argv[1], newline="") as f:
+    rows = list(csv.DictReader(f, strict=True))
+assert len(rows) == 6, "%d rows, want 3 paths x 2 runs" % len(rows)
+for r in rows:
+    assert len(r) == 14 and None not in r, "row width: %s" % r
+    assert r["mode"] == "rewrite" and r["content"] == "ok" and not r["error"], r
+    assert int(r["bytes"]) == int(sys.argv[2]), r
+    mb, mib = float(r["mb_per_s"]), float(r["mib_per_s"])
+    assert mb > 0 and abs(mb / mib - 1.048576) < 1e-3, "MB/s vs MiB/s: %s" % r
+PY
 no_leftovers "$D"
 ok "rewriting an existing file leaves the new content"
 

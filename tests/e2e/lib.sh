@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: MIT
 # Shared helpers for the end-to-end scripts. Source it first:
 #   . "$(dirname "$0")/lib.sh"
-# Provides: $DND, $T (a scratch dir removed at exit), fail, skip,
+# Provides: $DND, $T (a scratch dir removed at exit), fail, skip, $PY3,
 # next_port, start_recv/wait_recv, expect_exit, require_feature, setup_ns.
 set -u
 : "${DND:?set DND to the dnd binary}"
@@ -159,15 +159,28 @@ wait_size() {
 # be64 N: N as 8 big-endian bytes, for hand-made protocol messages.
 be64() { printf "$(printf '%016x' "$1" | sed 's/../\\x&/g')"; }
 
+# json_of LOG: the JSON lines of a log that also holds stderr ("dnd:
+# listening on ..." and messages).
+json_of() { grep '^{' "$1"; }
+
 # Hand-made protocol messages (src/core/proto.h), in one place:
-# msg_hdr LEN: a header for LEN payload bytes; msg_hdr_seg: for segments;
-# msg_trl BYTES HASH [FLAGS]: a trailer, FLAGS 1 (default) carries the hash.
-msg_hdr() { printf 'DNDH\x00\x01\x00\x00'; be64 "$1"; be64 0; }
-msg_hdr_seg() { printf 'DNDH\x00\x01\x00\x01'; be64 0; be64 0; }
+# msg_hdr LEN: the opening of a one-stream transfer of LEN payload bytes
+# (header, plan from 0, stream 0's join; the receiver's accept is left
+# unread); msg_hdr_seg: the same for segments; msg_trl BYTES HASH [FLAGS]:
+# a trailer, FLAGS 1 (default) carries the hash.
+be16() { printf "$(printf '%04x' "$1" | sed 's/../\\x&/g')"; }
+msg_open() { # msg_open VERSION FLAGS LEN
+	printf 'DNDH'; be16 "$1"; be16 "$2"; be64 "$3"; be64 7; be64 0
+	be16 1; head -c 14 /dev/zero
+	printf 'DNDP'; head -c 20 /dev/zero
+	printf 'DNDJ'; be16 0; be16 1; be64 7; be64 0; be64 "$3"
+}
+msg_hdr() { msg_open 2 0 "$1"; }
+msg_hdr_seg() { msg_open 2 1 0; }
 msg_trl() { printf "DNDT\\x00\\x00\\x00\\x$(printf %02x "${3:-1}")"; be64 "$1"; be64 "$2"; }
 
 # xxh3 FILE: the file's XXH3-64 as 0x<hex> (for msg_trl).
-xxh3() { echo "0x$(xxhsum -H3 "$1" | grep -oE '[0-9a-f]{16}' | head -n1)"; }
+xxh3() { echo "0x$(xxhsum -H3 "$1" 2>/dev/null | grep -oE '[0-9a-f]{16}' | head -n1)"; }
 
 # perl_peer PORT MODE < BYTES: connects to 127.0.0.1:PORT, sends stdin and
 # then, by MODE: "fin" shuts down writing and reads until the peer closes;
@@ -204,3 +217,12 @@ bg() {
 
 # jnum LOG KEY: the number after "KEY": in the last JSON line of LOG.
 jnum() { tail -n1 "$1" | grep -o "\"$2\":[0-9.]*" | cut -d: -f2; }
+
+# Debian's python3, which scripts/deps.sh installs with python3-jsonschema;
+# a pyenv or venv python3 earlier in PATH may lack that package.
+PY3=/usr/bin/python3
+# need_py3 [MODULE]: skips (77) unless $PY3 runs and imports MODULE.
+need_py3() {
+	"$PY3" -c "import ${1:-csv}" 2>/dev/null ||
+		skip "$PY3 ${1:+with $1 }is missing; scripts/deps.sh installs python3 and python3-jsonschema"
+}

@@ -6,18 +6,70 @@
 #include "check.h"
 #include "core/proto.h"
 
+static void test_accept_plan_join(void)
+{
+	struct dnd_accept a = { 0, DND_AF_RESUME | DND_AF_VERIFY, 1000,
+				0x1234 }, a2;
+	struct dnd_plan p = { DND_PF_MISMATCH, 0 }, p2;
+	struct dnd_join j = { 3, 4, 99, 4096, 8192 }, j2;
+	uint8_t m[DND_JOIN_LEN];
+	char why[160];
+
+	proto_put_accept(m, &a);
+	CHECK(proto_get_accept(m, &a2, why, sizeof(why)) == 0 &&
+	      a2.resume_from == 1000 && a2.prefix_hash == 0x1234 &&
+	      a2.flags == (DND_AF_RESUME | DND_AF_VERIFY),
+	      "accept round trip");
+	a = (struct dnd_accept){ .flags = DND_AF_VERIFY };
+	proto_put_accept(m, &a);
+	CHECK(proto_get_accept(m, &a2, why, sizeof(why)) == 0 &&
+	      a2.flags == DND_AF_VERIFY && !a2.resume_from,
+	      "accept: verify without resume");
+	a.flags = 1u << 2;
+	proto_put_accept(m, &a);
+	CHECK(proto_get_accept(m, &a2, why, sizeof(why)) == -EBADMSG,
+	      "accept: an unknown flag");
+	a = (struct dnd_accept){ 0, DND_AF_VERIFY, 1000, 0x1234 };
+	proto_put_accept(m, &a);
+	CHECK(proto_get_accept(m, &a2, why, sizeof(why)) == -EBADMSG,
+	      "a resume point without the resume flag");
+	proto_put_plan(m, &p);
+	CHECK(proto_get_plan(m, &p2, why, sizeof(why)) == 0 &&
+	      p2.flags == DND_PF_MISMATCH && !p2.start, "plan round trip");
+	m[20] = 1;
+	CHECK(proto_get_plan(m, &p2, why, sizeof(why)) == -EBADMSG,
+	      "plan reserved bytes");
+	proto_put_join(m, &j);
+	CHECK(proto_get_join(m, &j2, why, sizeof(why)) == 0 && j2.index == 3 &&
+	      j2.streams == 4 && j2.xfer_id == 99 && j2.offset == 4096 &&
+	      j2.len == 8192, "join round trip");
+	j.index = 4;
+	proto_put_join(m, &j);
+	CHECK(proto_get_join(m, &j2, why, sizeof(why)) == -EBADMSG,
+	      "stream index past the count");
+	j.index = 0;
+	j.offset = DND_LEN_MAX;
+	j.len = 2;
+	proto_put_join(m, &j);
+	CHECK(proto_get_join(m, &j2, why, sizeof(why)) == -EBADMSG,
+	      "range past the largest length");
+}
+
 int main(void)
 {
-	struct dnd_hdr h = { DND_PROTO_VERSION, 0, 123456789012ULL }, g;
+	struct dnd_hdr h = { .version = DND_PROTO_VERSION, .streams = 4,
+			     .length = 123456789012ULL, .xfer_id = 77,
+			     .ident = 0xabcdef }, g;
 	struct dnd_end e = { DND_ST_MISMATCH, DND_TF_HASH, 42, 0xdeadbeefULL }, f;
-	uint8_t m[DND_MSG_LEN], s[DND_SEG_HDR_LEN];
+	uint8_t m[DND_HDR_LEN], s[DND_SEG_HDR_LEN];
 	char why[160];
 	uint64_t n;
 
 	proto_put_hdr(m, &h);
 	CHECK(!memcmp(m, "DNDH", 4), "header magic");
 	CHECK(proto_get_hdr(m, &g, why, sizeof(why)) == 0 &&
-	      g.length == h.length && g.flags == 0, "header round trip");
+	      g.length == h.length && g.flags == 0 && g.streams == 4 &&
+	      g.xfer_id == 77 && g.ident == 0xabcdef, "header round trip");
 	m[0] = 'X';
 	CHECK(proto_get_hdr(m, &g, why, sizeof(why)) == -EBADMSG &&
 	      strstr(why, "--raw"), "bad magic names --raw: %s", why);
@@ -38,11 +90,25 @@ int main(void)
 	proto_put_hdr(m, &h);
 	CHECK(proto_get_hdr(m, &g, why, sizeof(why)) == -EBADMSG,
 	      "segmented with a length");
-	h.flags = 0;
+	h.length = 0;
 	proto_put_hdr(m, &h);
-	m[20] = 1;
+	CHECK(proto_get_hdr(m, &g, why, sizeof(why)) == -EBADMSG &&
+	      strstr(why, "stream count"), "segmented over 4 streams: %s", why);
+	h.flags = 0;
+	h.streams = 0;
+	proto_put_hdr(m, &h);
+	CHECK(proto_get_hdr(m, &g, why, sizeof(why)) == -EBADMSG,
+	      "no streams");
+	h.streams = DND_STREAMS_MAX + 1;
+	proto_put_hdr(m, &h);
+	CHECK(proto_get_hdr(m, &g, why, sizeof(why)) == -EBADMSG,
+	      "too many streams");
+	h.streams = 1;
+	proto_put_hdr(m, &h);
+	m[40] = 1;
 	CHECK(proto_get_hdr(m, &g, why, sizeof(why)) == -EBADMSG,
 	      "reserved bytes");
+	test_accept_plan_join();
 
 	proto_put_end(m, true, &e);
 	CHECK(proto_get_end(m, true, &f, why, sizeof(why)) == 0 &&

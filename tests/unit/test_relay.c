@@ -229,7 +229,7 @@ static void t_oob(enum relay_mode mode, const char *name)
 	t_relay_stop(pid, statfd, stats, sizeof(stats));
 	CHECK(t_num(stats, "completed") == 1 && t_num(stats, "resets") == 0 &&
 	      t_num(stats, "errors") == 0 &&
-	      t_num(stats, "bytes_client_to_target") == sizeof(out),
+	      t_num(stats, "client_to_target_bytes") == sizeof(out),
 	      "%s oob: relay stats: %s", name, stats);
 	CHECK(!strncmp(stats, T_STATS_HEAD, strlen(T_STATS_HEAD)),
 	      "%s oob: the stats line starts with schema 1, type relay_stats",
@@ -287,8 +287,8 @@ static void t_target_reset(enum relay_mode mode, const char *name)
 	close(tl);
 	t_relay_stop(pid, statfd, stats, sizeof(stats));
 	CHECK(t_num(stats, "completed") == 0 && t_num(stats, "resets") == 1 &&
-	      t_num(stats, "bytes_target_to_client") == sizeof(out) &&
-	      t_num(stats, "bytes_discarded") == 0,
+	      t_num(stats, "target_to_client_bytes") == sizeof(out) &&
+	      t_num(stats, "discarded_bytes") == 0,
 	      "%s target reset: relay stats: %s", name, stats);
 }
 

@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# File -> TCP loopback -> file against the device's own O_DIRECT write rate,
+# in one run: fio --direct=1 --ioengine=libaio --bs=1M --iodepth=16 (with
+# end_fsync) writes SIZE into DIR; dnd rw -> rw lands the same bytes from a
+# hot source there, buffered and with --direct on both ends. Rounds
+# alternate. dnd's rate is the receiver's: from the first byte to the end
+# of its fdatasync (seed 000's clock); "total" is the sender's wall clock
+# up to the receiver's verified confirmation.
+# Usage: scripts/bench-direct.sh [SIZE=1Gi] [ROUNDS=3] [DIR=/var/tmp]
+# Env: ARGS, more options for both dnd ends (e.g. "-w 0 -b 1Mi").
+set -eu
+here=$(cd "$(dirname "$0")/.." && pwd)
+DND=${DND:-$here/dnd}
+SIZE=${1:-1Gi}
+ROUNDS=${2:-3}
+DIR=${3:-/var/tmp}
+command -v fio >/dev/null ||
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq fio >/dev/null
+command -v jq >/dev/null || { echo "bench-direct: jq missing" >&2; exit 2; }
+bytes=$(numfmt --from=iec-i "$SIZE")
+W=$(mktemp -d "$DIR/dnd-direct.XXXXXX")
+trap 'rm -rf "$W"' EXIT
+head -c "$bytes" /dev/urandom >"$W/src"
+cat "$W/src" >/dev/null
+port=$((20000 + RANDOM % 30000))
+
+fio_round() {
+	fio --name=dev --filename="$W/fio" --rw=write --direct=1 \
+		--ioengine=libaio --bs=1M --iodepth=16 --size="$bytes" \
+		--end_fsync=1 --output-format=json >"$W/fio.json"
+	rm -f "$W/fio"
+	jq '.jobs[0].write.bw_bytes / 1e6 | floor' "$W/fio.json"
+}
+
+# dnd_round ARGS: one transfer; prints "receiver-MB/s total-seconds".
+dnd_round() {
+	port=$((port + 1))
+	rm -f "$W/dst"
+	# shellcheck disable=SC2086
+	timeout 300 "$DND" recv -p "$port" --json ${ARGS:-} "$@" "$W/dst" >"$W/r.json" \
+		2>/dev/null &
+	local rp=$! i
+	for i in $(seq 100); do
+		ss -Htln "sport = :$port" | grep -q . && break
+		sleep 0.05
+	done
+	# shellcheck disable=SC2086
+	timeout 300 "$DND" send -c 127.0.0.1 -p "$port" --json ${ARGS:-} "$@" \
+		"$W/src" >"$W/s.json"
+	wait "$rp"
+	printf '%s %s\n' "$(jq '.mb_per_s | floor' "$W/r.json")" \
+		"$(jq '.total_seconds * 1000 | floor / 1000' "$W/s.json")"
+}
+
+echo "# dnd ${ARGS:-(defaults)}: $SIZE hot source -> loopback -> $DIR ($(df --output=source "$DIR" | tail -1)), $(uname -r)"
+echo "| round | fio O_DIRECT MB/s | dnd rw MB/s (total s) | dnd rw --direct MB/s (total s) |"
+echo "| --- | --- | --- | --- |"
+f=() b=() d=()
+for r in $(seq "$ROUNDS"); do
+	f+=("$(fio_round)")
+	read -r bm bt < <(dnd_round -m rw)
+	read -r dm dt < <(dnd_round -m rw --direct)
+	b+=("$bm") d+=("$dm")
+	echo "| $r | ${f[-1]} | $bm ($bt) | $dm ($dt) |"
+done
+med() { printf '%s\n' "$@" | sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+mf=$(med "${f[@]}") mb=$(med "${b[@]}") md=$(med "${d[@]}")
+echo "medians: fio $mf, dnd rw $mb ($(echo "scale=2; $mb / $mf" | bc)x), dnd rw --direct $md ($(echo "scale=2; $md / $mf" | bc)x)"

@@ -1,0 +1,176 @@
+// SPDX-License-Identifier: MIT
+/*
+ * /metrics in Prometheus text format through libmicrohttpd: a well-kept
+ * HTTP server rather than a hand-written one, since this port faces the
+ * network. The owner publishes a snapshot; requests copy it under a mutex.
+ */
+#include <arpa/inet.h>
+#include <sys/socket.h>
+#include <errno.h>
+#include <microhttpd.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/metrics.h"
+#include "core/net.h"
+
+struct dnd_metrics {
+	struct MHD_Daemon *d;
+	pthread_mutex_t lock;
+	char *text;
+};
+
+static enum MHD_Result metrics_answer(void *cls, struct MHD_Connection *c,
+				      const char *url, const char *method,
+				      const char *version, const char *upload,
+				      size_t *upload_len, void **state)
+{
+	struct dnd_metrics *m = cls;
+	struct MHD_Response *r;
+	enum MHD_Result ret;
+	unsigned int code = MHD_HTTP_OK;
+	char *body;
+
+	if (strcmp(method, "GET") && strcmp(method, "HEAD"))
+		return MHD_NO;
+	pthread_mutex_lock(&m->lock);
+	body = strdup(strcmp(url, "/metrics") ? "not found: try /metrics\n" :
+		      m->text ? m->text : "");
+	pthread_mutex_unlock(&m->lock);
+	if (!body)
+		return MHD_NO;
+	if (strcmp(url, "/metrics"))
+		code = MHD_HTTP_NOT_FOUND;
+	r = MHD_create_response_from_buffer(strlen(body), body,
+					    MHD_RESPMEM_MUST_FREE);
+	if (!r) {
+		free(body);
+		return MHD_NO;
+	}
+	MHD_add_response_header(r, "Content-Type",
+				"text/plain; version=0.0.4; charset=utf-8");
+	ret = MHD_queue_response(c, code, r);
+	MHD_destroy_response(r);
+	return ret;
+}
+
+/* A listening socket of our own, so the address and port 0 work alike for
+ * IPv4 and IPv6 and the caller learns what was bound. */
+static int metrics_listen(const char *addr, uint16_t port, char *at,
+			  size_t atlen, char *err, size_t len)
+{
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof(ss);
+	int fd = net_listen(addr ? addr : "127.0.0.1", port, 0, err, len);
+
+	if (fd < 0)
+		return fd;
+	if (getsockname(fd, (struct sockaddr *)&ss, &sl) == 0)
+		net_addr_str((struct sockaddr *)&ss, sl, at, atlen);
+	return fd;
+}
+
+struct dnd_metrics *metrics_start(const char *addr, uint16_t port, char *at,
+				  size_t atlen, char *err, size_t len)
+{
+	struct dnd_metrics *m = calloc(1, sizeof(*m));
+	int fd;
+
+	if (!m) {
+		snprintf(err, len, "out of memory");
+		return NULL;
+	}
+	fd = metrics_listen(addr, port, at, atlen, err, len);
+	if (fd < 0) {
+		free(m);
+		return NULL;
+	}
+	pthread_mutex_init(&m->lock, NULL);
+	m->d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD |
+				MHD_USE_ERROR_LOG, 0, NULL, NULL,
+				metrics_answer, m, MHD_OPTION_LISTEN_SOCKET, fd,
+				MHD_OPTION_CONNECTION_LIMIT, 16u,
+				MHD_OPTION_CONNECTION_TIMEOUT, 10u,
+				MHD_OPTION_END);
+	if (!m->d) {
+		snprintf(err, len, "libmicrohttpd could not start on %s", at);
+		close(fd);
+		pthread_mutex_destroy(&m->lock);
+		free(m);
+		return NULL;
+	}
+	return m;
+}
+
+void metrics_publish(struct dnd_metrics *m, const char *text)
+{
+	char *copy = strdup(text);
+
+	if (!copy)
+		return;
+	pthread_mutex_lock(&m->lock);
+	free(m->text);
+	m->text = copy;
+	pthread_mutex_unlock(&m->lock);
+}
+
+void metrics_stop(struct dnd_metrics *m)
+{
+	if (!m)
+		return;
+	MHD_stop_daemon(m->d);
+	pthread_mutex_destroy(&m->lock);
+	free(m->text);
+	free(m);
+}
+
+static void metrics_printf(struct metrics_text *t, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void metrics_printf(struct metrics_text *t, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	for (;;) {
+		va_start(ap, fmt);
+		n = t->oom ? -1 : vsnprintf(t->buf ? t->buf + t->len : NULL,
+					    t->buf ? t->cap - t->len : 0, fmt, ap);
+		va_end(ap);
+		if (n < 0)
+			return;
+		if (t->buf && t->len + (size_t)n < t->cap) {
+			t->len += (size_t)n;
+			return;
+		}
+		size_t cap = (t->cap + (size_t)n + 1) * 2;
+		char *b = realloc(t->buf, cap);
+
+		if (!b) {
+			t->oom = 1;
+			return;
+		}
+		t->buf = b;
+		t->cap = cap;
+	}
+}
+
+void metrics_add(struct metrics_text *t, const char *name, const char *type,
+		 const char *help, const char *labels, double value)
+{
+	if (help)
+		metrics_printf(t, "# HELP dnd_%s %s\n# TYPE dnd_%s %s\n", name,
+			       help, name, type);
+	metrics_printf(t, "dnd_%s%s%s%s %.17g\n", name, labels ? "{" : "",
+		       labels ? labels : "", labels ? "}" : "", value);
+}
+
+void metrics_text_free(struct metrics_text *t)
+{
+	free(t->buf);
+	memset(t, 0, sizeof(*t));
+}

@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Prometheus text-format metrics over HTTP (libmicrohttpd), for the
+ * long-running commands (relay, serve). The owner builds the exposition
+ * text and publishes it; the HTTP thread serves the last one at /metrics.
+ */
+#ifndef DND_METRICS_H
+#define DND_METRICS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct dnd_metrics;
+
+/*
+ * Serves /metrics on addr:port (addr NULL: 127.0.0.1; port 0: any free
+ * one) from a thread of libmicrohttpd's. Returns the handle with the
+ * address it listens on in at ("127.0.0.1:9100"), or NULL with the reason
+ * in err.
+ */
+struct dnd_metrics *metrics_start(const char *addr, uint16_t port, char *at,
+				  size_t atlen, char *err, size_t len);
+
+/* Replaces what /metrics returns with a copy of text (thread-safe). */
+void metrics_publish(struct dnd_metrics *m, const char *text);
+
+/* Stops the server and frees the handle; NULL is fine. */
+void metrics_stop(struct dnd_metrics *m);
+
+/* A growing exposition text; every name is prefixed "dnd_". */
+struct metrics_text {
+	char *buf;
+	size_t len, cap;
+	int oom;		/* an allocation failed: the text is cut */
+};
+
+/*
+ * Appends one metric: its HELP and TYPE lines (type "counter" or "gauge")
+ * when help is given, then `dnd_NAME{LABELS} VALUE`. labels may be NULL or
+ * "cause=\"reset\"".
+ */
+void metrics_add(struct metrics_text *t, const char *name, const char *type,
+		 const char *help, const char *labels, double value);
+
+/* Frees the text's buffer. */
+void metrics_text_free(struct metrics_text *t);
+
+#endif

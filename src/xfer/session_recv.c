@@ -1,0 +1,448 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The receiver's dialogue (proto.h): the header, the accept (offering a
+ * partial file kept by --resume), the sender's plan, every stream's join,
+ * the payload through the driver, then the trailer checked against what
+ * landed, the landing and the reply. The receiver decides what it accepts.
+ */
+#include <sys/socket.h>
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/hash.h"
+#include "core/io.h"
+#include "core/log.h"
+#include "core/net.h"
+#include "xfer/session_types.h"
+
+/* Listens and says where, so a script can start its sender. 0 or 1. */
+static int recv_listen(struct session *s)
+{
+	const struct session_opts *o = s->o;
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof(ss);
+	char err[256], at[96];
+
+	s->lfd = net_listen(o->bind, o->port, (int)o->window, err, sizeof(err));
+	if (s->lfd < 0)
+		return session_fail(s, "%s", err);
+	if (getsockname(s->lfd, (struct sockaddr *)&ss, &sl) == 0) {
+		net_addr_str((struct sockaddr *)&ss, sl, at, sizeof(at));
+		log_err("listening on %s", at);
+	}
+	return 0;
+}
+
+/*
+ * Accepts one connection, waiting at most secs (0: for ever) when more
+ * than the first is awaited. Returns the fd or -errno.
+ */
+static int recv_accept_one(struct session *s, double secs, char *peer,
+			   size_t len)
+{
+	struct pollfd pfd = { .fd = s->lfd, .events = POLLIN };
+	int r, fd;
+
+	r = poll(&pfd, 1, secs > 0 ? (int)(secs * 1000) : -1);
+	if (r == 0)
+		return -EAGAIN;
+	if (r == -1)
+		return -errno;
+	fd = net_accept(s->lfd, peer, len);
+	if (fd >= 0 && net_tune(fd, s->o->timeout)) {
+		close(fd);
+		return -errno;
+	}
+	return fd;
+}
+
+static int recv_first(struct session *s)
+{
+	int fd = recv_accept_one(s, 0, s->res.peer, sizeof(s->res.peer));
+
+	if (fd == -EINTR)
+		return session_fail(s, "interrupted by %s while waiting for "
+				    "a sender", strsignal(io_stop_signal));
+	if (fd < 0)
+		return session_fail(s, "accept: %s", strerror(-fd));
+	s->sock[0] = fd;
+	io_stop_fd = fd;
+	return 0;
+}
+
+static int recv_header(struct session *s, struct dnd_hdr *h)
+{
+	char why[160];
+	int r;
+
+	r = proto_recv_hdr(s->sock[0], h, why, sizeof(why));
+	if (r == -EBADMSG)
+		return session_fail(s, "bad header from %s: %s", s->res.peer,
+				    why);
+	if (r)
+		return session_recv_failed(s, r, "header", s->o->timeout);
+	s->end.known = !(h->flags & DND_HF_SEGMENTED);
+	s->end.len = h->length;
+	s->n = h->streams;
+	s->xfer_id = h->xfer_id;
+	s->ident = h->ident;
+	return 0;
+}
+
+/* Opens the landing; with --resume maybe on a kept prefix. 0 or 1. */
+static int recv_land(struct session *s, const struct dnd_hdr *h,
+		     struct dnd_accept *a)
+{
+	const struct session_opts *o = s->o;
+	char err[320], note[320];
+	uint64_t kept = 0;
+	int r;
+
+	if (!o->resume)
+		r = land_open(&s->land, o->file, o->overwrite, o->truncate,
+			      err, sizeof(err));
+	else
+		r = land_open_resume(&s->land, o->file, o->truncate, h->ident,
+				     h->length, &kept, note, sizeof(note), err,
+				     sizeof(err));
+	if (r)
+		return session_fail(s, "%s", err);
+	if (o->resume && note[0]) {
+		snprintf(s->res.warning, sizeof(s->res.warning), "%s", note);
+		log_err("%s", note);
+	}
+	s->end.fd = s->land.fd;
+	if (kept) {
+		r = hash_fd(s->end.fd, 0, kept, &a->prefix_hash);
+		if (r)
+			return session_fail(s, "cannot read the kept partial "
+					    "file: %s", strerror(-r));
+		a->flags = DND_AF_RESUME;
+		a->resume_from = kept;
+	}
+	return 0;
+}
+
+/* What this receiver can take at all; else the status it answers with. */
+static int recv_refusal(struct session *s)
+{
+	if (s->n > 1 && s->end.ep == DND_EP_STREAM)
+		return session_fail(s, "the sender splits the data over %u "
+				    "streams, which a pipe or terminal sink "
+				    "cannot take in order; send with -P 1",
+				    s->n);
+	return 0;
+}
+
+/* Header in, accept out, plan in: where the payload starts. 0 or 1. */
+static int recv_open(struct session *s)
+{
+	struct dnd_accept a = { 0 };
+	struct dnd_plan p;
+	struct dnd_hdr h;
+	char why[160];
+	int r;
+
+	if (recv_header(s, &h))
+		return 1;
+	if (recv_refusal(s)) {
+		a.status = DND_ST_REFUSED;
+		proto_send_accept(s->sock[0], &a);
+		return 1;
+	}
+	if (s->end.landing && recv_land(s, &h, &a))
+		return 1;
+	/* A sender hashes only for a receiver that will compare. */
+	if (s->o->verify && s->end.ep == DND_EP_FILE)
+		a.flags |= DND_AF_VERIFY;
+	if (session_sent(s, proto_send_accept(s->sock[0], &a), "accept"))
+		return 1;
+	r = proto_recv_plan(s->sock[0], &p, why, sizeof(why));
+	if (r == -EBADMSG)
+		return session_fail(s, "malformed stream from the peer: %s",
+				    why);
+	if (r)
+		return session_recv_failed(s, r, "sender's plan",
+					   session_hash_wait(s, a.resume_from));
+	if (p.start && p.start != a.resume_from)
+		return session_fail(s, "malformed stream from the peer: it "
+				    "resumes at %llu, %llu bytes were kept",
+				    (unsigned long long)p.start,
+				    (unsigned long long)a.resume_from);
+	if (p.flags & DND_PF_MISMATCH || (a.resume_from && !p.start)) {
+		snprintf(s->res.warning, sizeof(s->res.warning), "the kept "
+			 "%llu bytes differ from the sender's (the source "
+			 "changed, or the partial file did): starting over",
+			 (unsigned long long)a.resume_from);
+		log_err("%s", s->res.warning);
+		if (land_restart(&s->land))
+			return session_fail(s, "cannot empty the partial file: "
+					    "%s", strerror(errno));
+	}
+	s->start = p.start;
+	return 0;
+}
+
+/* Stream i's join: the right transfer, a range inside the payload. */
+static int recv_join(struct session *s, int fd, struct dnd_join *j)
+{
+	char why[160];
+	int r = proto_recv_join(fd, j, why, sizeof(why));
+
+	if (r == -EBADMSG)
+		return session_fail(s, "malformed stream from the peer: %s",
+				    why);
+	if (r)
+		return session_recv_failed(s, r, "stream's join",
+					   s->o->timeout);
+	if (j->xfer_id != s->xfer_id || j->streams != s->n ||
+	    (s->end.known && (j->offset < s->start ||
+			      j->offset + j->len > s->end.len)))
+		return session_fail(s, "malformed stream from the peer: a "
+				    "join that does not fit this transfer");
+	return 0;
+}
+
+/* The ranges of all streams tile [start, length) exactly. */
+static int recv_ranges(struct session *s)
+{
+	uint64_t at = s->start;
+	unsigned int i;
+
+	if (!s->end.known)
+		return 0;
+	for (i = 0; i < s->n; i++) {
+		if (s->join[i].offset != at)
+			return session_fail(s, "malformed stream from the peer: "
+					    "stream %u starts at %llu, not %llu",
+					    i, (unsigned long long)
+					    s->join[i].offset,
+					    (unsigned long long)at);
+		at += s->join[i].len;
+	}
+	if (at != s->end.len)
+		return session_fail(s, "malformed stream from the peer: the "
+				    "streams carry %llu of %llu bytes",
+				    (unsigned long long)(at - s->start),
+				    (unsigned long long)(s->end.len - s->start));
+	return 0;
+}
+
+/* Every stream's join; the others' connections come to the listener. */
+static int recv_streams(struct session *s)
+{
+	struct dnd_join j;
+	unsigned int got = 1, i;
+	char peer[96];
+
+	if (recv_join(s, s->sock[0], &s->join[0]) || s->join[0].index)
+		return s->res.error[0] ? 1 : session_fail(s, "malformed "
+				"stream from the peer: the first stream is "
+				"not stream 0");
+	while (got < s->n) {
+		int fd = recv_accept_one(s, s->o->timeout, peer, sizeof(peer));
+
+		if (fd < 0)
+			return session_fail(s, "only %u of %u streams came: %s",
+					    got, s->n, fd == -EAGAIN ?
+					    "--timeout" : strerror(-fd));
+		if (recv_join(s, fd, &j) || s->sock[j.index] >= 0) {
+			close(fd);
+			return s->res.error[0] ? 1 : session_fail(s,
+				"malformed stream from the peer: stream %u "
+				"came twice", j.index);
+		}
+		s->sock[j.index] = fd;
+		s->join[j.index] = j;
+		got++;
+	}
+	for (i = 0; i < s->n; i++) {
+		if (session_stream_fd(s, i))
+			return 1;
+		net_quickack(s->sock[i]);
+	}
+	return recv_ranges(s);
+}
+
+/* Checks the trailer against what landed; fills the reply. 0 or 1. */
+static int recv_verify(struct session *s, struct dnd_end *rep)
+{
+	uint64_t total = s->start + xfer_done(&s->t);
+	struct dnd_end t;
+	char why[160];
+	double wait;
+	int r;
+
+	rep->bytes = total;
+	if (s->o->verify && s->end.ep == DND_EP_FILE) {
+		r = (s->o->direct ? hash_fd_direct : hash_fd)(s->end.fd, 0,
+							   total, &rep->hash);
+		if (r) {
+			rep->status = DND_ST_IOERR;
+			return session_fail(s, "cannot re-read %s to hash it: "
+					    "%s", s->o->file, strerror(-r));
+		}
+		rep->flags = DND_TF_HASH;
+	}
+	/* The sender re-reads its source before it sends the trailer. */
+	wait = session_hash_wait(s, total);
+	net_tune(s->sock[0], wait);
+	r = proto_recv_end(s->sock[0], true, &t, why, sizeof(why));
+	if (r == -EBADMSG)
+		return session_fail(s, "bad trailer from the sender: %s", why);
+	if (r)
+		return session_recv_failed(s, r, "sender's trailer", wait);
+	r = proto_recv_eof(s->sock[0]);
+	if (r == -EBADMSG) {
+		rep->status = DND_ST_MALFORMED;
+		return session_fail(s, "malformed stream from the peer: bytes "
+				    "after the sender's trailer; %s was not "
+				    "written", s->o->file);
+	}
+	if (r)
+		return session_recv_failed(s, r, "end of the sender's stream",
+					   wait);
+	if (t.bytes != total) {
+		rep->status = DND_ST_SHORT;
+		return session_fail(s, "the sender says it sent %llu bytes, "
+				    "%llu arrived", (unsigned long long)t.bytes,
+				    (unsigned long long)total);
+	}
+	if (t.flags & rep->flags & DND_TF_HASH && t.hash != rep->hash) {
+		rep->status = DND_ST_MISMATCH;
+		return session_fail(s, "hash mismatch: sent xxh3 %016llx, "
+				    "landed %016llx; %s was not written",
+				    (unsigned long long)t.hash,
+				    (unsigned long long)rep->hash, s->o->file);
+	}
+	/* The receiver decides what it accepts: a file it was asked to
+	 * verify lands only against the sender's hash. */
+	if (rep->flags & DND_TF_HASH && !(t.flags & DND_TF_HASH)) {
+		rep->status = DND_ST_NOHASH;
+		return session_fail(s, "the sender sent no hash (it ran with "
+				    "--no-verify), so nothing could be "
+				    "verified; %s was not written (receive "
+				    "with --no-verify to accept unverified "
+				    "data)", s->o->file);
+	}
+	session_verdict(s, rep, &t);
+	return 0;
+}
+
+/* The receiver's sync line: what made the landed file durable. */
+static void recv_sync_note(struct session *s)
+{
+	snprintf(s->res.sync, sizeof(s->res.sync), "%s%sfdatasync, %s",
+		 s->o->sync_every ? "writeback started every " : "",
+		 s->o->sync_every ? "--sync stream step, then " : "",
+		 s->land.in_place ? "rewritten in place" :
+		 "renamed, directory fsynced");
+}
+
+/* Verified: the data becomes the target. 0, or 1 with rep's status set. */
+static int recv_commit(struct session *s, struct dnd_end *rep)
+{
+	char err[256];
+	int r;
+
+	recv_sync_note(s);
+	r = land_commit(&s->land, s->start + xfer_done(&s->t), err,
+			sizeof(err));
+	s->end.fd = -1;
+	if (r && !s->land.landed) {
+		rep->status = DND_ST_IOERR;
+		return session_fail(s, "%s", err);
+	}
+	if (r) {
+		snprintf(s->res.warning, sizeof(s->res.warning), "%s", err);
+		log_err("warning: %s", err);
+	}
+	return 0;
+}
+
+int session_recv(struct session *s)
+{
+	const struct session_opts *o = s->o;
+	struct dnd_end rep = { 0 };
+	char err[256];
+	int r;
+
+	if (recv_listen(s) || recv_first(s))
+		return 1;
+	if (o->raw) {
+		s->join[0].len = UINT64_MAX;
+		if (s->end.landing &&
+		    land_open(&s->land, o->file, o->overwrite, o->truncate,
+			      err, sizeof(err)))
+			return session_fail(s, "%s", err);
+		s->end.fd = s->end.landing ? s->land.fd : s->end.fd;
+		if (session_stream_fd(s, 0) || session_setup_method(s) ||
+		    session_payload(s) || session_stopped(s))
+			return 1;
+		session_unchecked(s);
+		return s->end.landing && recv_commit(s, &rep);
+	}
+	if (recv_open(s) || recv_streams(s))
+		return 1;
+	close(s->lfd);
+	s->lfd = -1;
+	if (session_setup_method(s) || session_payload(s) ||
+	    session_stopped(s))
+		return 1;
+	if (recv_verify(s, &rep)) {
+		/* Tell the sender why, so both sides fail with the cause. */
+		if (rep.status)
+			proto_send_end(s->sock[0], false, &rep);
+		return 1;
+	}
+	if (session_stopped(s))
+		return 1;
+	if (s->end.landing && recv_commit(s, &rep))
+		return 1;
+	r = proto_send_end(s->sock[0], false, &rep);
+	if (r) {
+		/* Landed and verified: the exit code follows the disk. */
+		snprintf(s->res.warning, sizeof(s->res.warning), "landed and "
+			 "verified, but the sender did not get the "
+			 "confirmation: %s", strerror(-r));
+		log_err("warning: %s", s->res.warning);
+	}
+	return 0;
+}
+
+/*
+ * The longest run of landed bytes from the start of the file: stream by
+ * stream in offset order, stopping at the first that did not finish its
+ * range (what came after a gap is not kept).
+ */
+static uint64_t recv_prefix(const struct session *s)
+{
+	uint64_t at = s->start;
+	unsigned int i;
+
+	for (i = 0; s->t.st && i < s->n; i++) {
+		at += s->t.st[i].done;
+		if (s->t.st[i].done < s->join[i].len)
+			break;
+	}
+	return at;
+}
+
+int session_keep(struct session *s)
+{
+	char err[256];
+	uint64_t prefix = recv_prefix(s);
+
+	if (!s->land.tmp || !s->end.known || !prefix || !s->ident)
+		return 1;
+	if (land_keep(&s->land, s->ident, s->end.len, prefix, err,
+		      sizeof(err))) {
+		log_err("%s", err);
+		return 1;
+	}
+	log_err("kept %llu bytes for --resume", (unsigned long long)prefix);
+	return 0;
+}

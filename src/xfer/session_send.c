@@ -1,0 +1,290 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The sender's dialogue (proto.h): header, the receiver's accept (with a
+ * kept prefix to resume from, checked against our own bytes), the plan,
+ * one join per stream, the payload through the driver, then the trailer
+ * and the receiver's verdict.
+ */
+#include <sys/random.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/hash.h"
+#include "core/io.h"
+#include "core/log.h"
+#include "core/net.h"
+#include "xfer/method.h"
+#include "xfer/session_types.h"
+
+/* Connects one stream. 0 or 1. */
+static int send_connect(struct session *s, unsigned int i)
+{
+	const struct session_opts *o = s->o;
+	char err[256], peer[96];
+	int fd;
+
+	fd = net_connect(o->host, o->port, (int)o->window, o->connect_timeout,
+			 o->timeout, peer, sizeof(peer), err, sizeof(err));
+	if (fd < 0)
+		return session_fail(s, "%s", err);
+	s->sock[i] = fd;
+	if (!i) {
+		snprintf(s->res.peer, sizeof(s->res.peer), "%s", peer);
+		io_stop_fd = fd;
+	}
+	if (net_tune(fd, o->timeout))
+		return session_fail(s, "cannot set socket options: %s",
+				    strerror(errno));
+	return 0;
+}
+
+/*
+ * What the source is, for --resume on the other side: size, modification
+ * time, device and inode hashed together (any change means start over);
+ * /dev/zero is its length; a pipe has none (0).
+ */
+static uint64_t send_ident(const struct session *s)
+{
+	const struct endpoint *e = &s->end;
+	struct stat st;
+	uint64_t v[6];
+
+	if (e->ep == DND_EP_ZERO)
+		return XXH3_64bits_withSeed("zero", 4, e->len) | 1;
+	if (e->ep != DND_EP_FILE || fstat(e->fd, &st) == -1)
+		return 0;
+	v[0] = (uint64_t)st.st_size;
+	v[1] = (uint64_t)st.st_mtim.tv_sec;
+	v[2] = (uint64_t)st.st_mtim.tv_nsec;
+	v[3] = (uint64_t)st.st_dev;
+	v[4] = (uint64_t)st.st_ino;
+	v[5] = (uint64_t)e->start;
+	return XXH3_64bits(v, sizeof(v)) | 1;
+}
+
+/* Our hash of [0, n) of the payload, or 1 when we have none. */
+static int send_prefix_hash(struct session *s, uint64_t n, uint64_t *h)
+{
+	const struct endpoint *e = &s->end;
+	int r;
+
+	if (e->ep == DND_EP_ZERO) {
+		*h = hash_zeros(n);
+		return 0;
+	}
+	r = hash_fd(e->fd, e->start, n, h);
+	if (r)
+		return session_fail(s, "cannot re-read %s to compare the "
+				    "receiver's kept prefix: %s", s->o->file,
+				    strerror(-r));
+	return 0;
+}
+
+/* Header out, accept in, plan out: decides where the payload starts. */
+static int send_open(struct session *s)
+{
+	const struct endpoint *e = &s->end;
+	struct dnd_hdr h = {
+		.version = DND_PROTO_VERSION,
+		.flags = e->known ? 0 : DND_HF_SEGMENTED,
+		.streams = (uint16_t)s->n,
+		.length = e->known ? e->len : 0,
+		.xfer_id = s->xfer_id,
+		.ident = send_ident(s),
+	};
+	struct dnd_plan p = { 0 };
+	struct dnd_accept a;
+	uint64_t mine;
+	char why[160];
+	int r;
+
+	if (session_sent(s, proto_send_hdr(s->sock[0], &h), "header"))
+		return 1;
+	r = proto_recv_accept(s->sock[0], &a, why, sizeof(why));
+	if (r == -EBADMSG)
+		return session_fail(s, "receiver's answer: %s", why);
+	if (r)
+		return session_recv_failed(s, r, "receiver's answer",
+					   s->o->timeout);
+	if (a.status != DND_ST_OK)
+		return session_fail(s, "the receiver refused the transfer: %s",
+				    proto_status_name(a.status));
+	if (a.flags & DND_AF_RESUME) {
+		/* The receiver's bytes must be ours: compare before trusting
+		 * them, or start over and say why. */
+		if (a.resume_from > h.length ||
+		    send_prefix_hash(s, a.resume_from, &mine))
+			return a.resume_from > h.length ?
+			       session_fail(s, "the receiver keeps %llu bytes of "
+					    "a %llu-byte source",
+					    (unsigned long long)a.resume_from,
+					    (unsigned long long)h.length) : 1;
+		if (mine == a.prefix_hash)
+			p.start = a.resume_from;
+		else
+			p.flags = DND_PF_MISMATCH;
+	}
+	s->start = p.start;
+	s->peer_verifies = a.flags & DND_AF_VERIFY;
+	return session_sent(s, proto_send_plan(s->sock[0], &p), "plan");
+}
+
+/* The receiver's reply said the data did not land. */
+static int send_refused(struct session *s, const struct dnd_end *rep,
+			uint64_t total)
+{
+	if (rep->status == DND_ST_IOERR)
+		return session_fail(s, "the receiver could not land the file "
+				    "(see its message); nothing was landed");
+	if (rep->status == DND_ST_NOHASH)
+		return session_fail(s, "the receiver refused the data: it "
+				    "verifies and this sender sent no hash "
+				    "(--no-verify here needs --no-verify there)");
+	return session_fail(s, "the receiver refused the data: %s (%llu "
+			    "bytes landed of %llu sent)",
+			    proto_status_name(rep->status),
+			    (unsigned long long)rep->bytes,
+			    (unsigned long long)total);
+}
+
+/*
+ * The sender's hash of the whole payload, when the receiver will compare
+ * it: inline, or else re-read (a file) or computed (/dev/zero).
+ */
+static int send_source_hash(struct session *s, struct dnd_end *t)
+{
+	const struct endpoint *e = &s->end;
+
+	t->bytes = s->start + xfer_done(&s->t);
+	if (!s->o->verify || !s->peer_verifies)
+		return 0;
+	if (s->hash) {
+		t->hash = XXH3_64bits_digest(s->hash);
+		t->flags = DND_TF_HASH;
+	} else if (e->ep == DND_EP_FILE || e->ep == DND_EP_ZERO) {
+		if (send_prefix_hash(s, t->bytes, &t->hash))
+			return 1;
+		t->flags = DND_TF_HASH;
+	}
+	return 0;
+}
+
+/*
+ * Hashes the payload as it passes, for a receiver that compares: a stream
+ * source must be (it cannot be read twice); a file is, instead of being
+ * re-read after the payload, when its bytes pass through user memory in
+ * file order (one stream from offset 0). /dev/zero is hashed after: inline
+ * would cost the same, inside the timed window. 0 or 1.
+ */
+static int send_hash_start(struct session *s)
+{
+	bool file = s->end.ep == DND_EP_FILE && s->n == 1 && !s->start &&
+		    s->o->m->flags & DND_M_USERBUF;
+
+	if (!s->o->verify || !s->peer_verifies ||
+	    !(s->cfg.hash_stream || file))
+		return 0;
+	s->hash = XXH3_createState();
+	if (!s->hash)
+		return session_fail(s, "out of memory");
+	XXH3_64bits_reset(s->hash);
+	return 0;
+}
+
+/* After the payload: trailer out, the receiver's reply in. 0 or 1. */
+static int send_end(struct session *s)
+{
+	struct dnd_end t = { 0 }, rep;
+	unsigned int i;
+	double wait;
+	char err[256];
+	int r;
+
+	if (session_stopped(s) || send_source_hash(s, &t))
+		return 1;
+	if (session_sent(s, proto_send_end(s->sock[0], true, &t), "trailer"))
+		return 1;
+	for (i = 0; i < s->n; i++)
+		shutdown(s->sock[i], SHUT_WR);
+	/* The receiver re-reads what landed before it answers. */
+	wait = session_hash_wait(s, t.bytes);
+	net_tune(s->sock[0], wait);
+	r = proto_recv_end(s->sock[0], false, &rep, err, sizeof(err));
+	if (r == -EBADMSG)
+		return session_fail(s, "receiver's reply: %s", err);
+	if (r) {
+		/* All was sent: only the confirmation is missing. */
+		session_recv_failed(s, r, "receiver's reply", wait);
+		snprintf(s->res.warning, sizeof(s->res.warning), "the data "
+			 "may have landed: check the receiver's side");
+		log_err("the data may have landed: check the receiver's side");
+		return 1;
+	}
+	if (rep.status != DND_ST_OK)
+		return send_refused(s, &rep, t.bytes);
+	if (rep.bytes != t.bytes ||
+	    (t.flags & rep.flags & DND_TF_HASH && t.hash != rep.hash))
+		return session_fail(s, "the receiver's count or hash differs "
+				    "from what was sent");
+	s->res.total_seconds = stats_now() - s->t_begin;
+	session_verdict(s, &t, &rep);
+	return 0;
+}
+
+/* Connects every stream but the first, each with its own file
+ * description of the source. 0 or 1. */
+static int send_streams(struct session *s)
+{
+	unsigned int i;
+
+	for (i = 0; i < s->n; i++)
+		if ((i && send_connect(s, i)) || session_stream_fd(s, i))
+			return 1;
+	return 0;
+}
+
+/*
+ * Introduces every stream. The receiver's clock starts once all have
+ * joined, so this comes after the method is set up (registering io_uring
+ * buffers, say): that cost is not the data path's.
+ */
+static int send_joins(struct session *s)
+{
+	unsigned int i;
+
+	for (i = 0; !s->o->raw && i < s->n; i++)
+		if (session_sent(s, proto_send_join(s->sock[i], &s->join[i]),
+				 "stream's join"))
+			return 1;
+	return 0;
+}
+
+int session_send(struct session *s)
+{
+	const struct session_opts *o = s->o;
+
+	s->n = o->streams ? o->streams : 1;
+	if (getrandom(&s->xfer_id, sizeof(s->xfer_id), 0) !=
+	    sizeof(s->xfer_id))
+		return session_fail(s, "getrandom: %s", strerror(errno));
+	if (send_connect(s, 0) || (!o->raw && send_open(s)) ||
+	    (!o->raw && send_hash_start(s)))
+		return 1;
+	session_split(s, s->end.known ? s->end.len : 0);
+	if (send_streams(s) || session_setup_method(s) || send_joins(s))
+		return 1;
+	/* What a user timing the command sees, from the first byte read. */
+	s->t_begin = stats_now();
+	if (session_payload(s))
+		return 1;
+	if (o->raw) {
+		session_unchecked(s);
+		shutdown(s->sock[0], SHUT_WR);
+		return 0;
+	}
+	return send_end(s);
+}

@@ -1,0 +1,83 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The state of one transfer end, shared by session.c (ends, driver, report)
+ * and its two dialogues, session_send.c and session_recv.c. Not for other
+ * modules: they call session_run().
+ */
+#ifndef DND_SESSION_TYPES_H
+#define DND_SESSION_TYPES_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <xxhash.h>
+
+#include "core/land.h"
+#include "core/proto.h"
+#include "xfer/endpoint.h"
+#include "xfer/report.h"
+#include "xfer/session.h"
+#include "xfer/xfer.h"
+
+struct session {
+	const struct session_opts *o;
+	struct endpoint end;	/* the file end */
+	struct xfer_cfg cfg;
+	struct xfer t;		/* the driver's transfer */
+	struct dnd_result res;
+	struct dnd_land land;
+	XXH3_state_t *hash;	/* sender: the payload hashed as it passes */
+	bool peer_verifies;	/* sender: the accept said DND_AF_VERIFY */
+	int lfd;		/* receiver: listening, until every stream came */
+	unsigned int n;		/* streams */
+	int sock[DND_STREAMS_MAX];	/* stream i's connection; [0] talks */
+	int fd[DND_STREAMS_MAX];	/* stream i's own file description */
+	struct dnd_join join[DND_STREAMS_MAX];	/* stream i's range */
+	uint64_t xfer_id;
+	uint64_t ident;		/* receiver: the source's, from the header */
+	uint64_t start;		/* the payload is [start, length) */
+	double t_begin;		/* sender: just before the payload */
+	FILE *out;		/* where the report goes */
+};
+
+/* Records the failure message (first one wins), prints it, and returns
+ * code: 1 for a failed transfer, 2 for a request that cannot be run. */
+int session_exit(struct session *s, int code, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+#define session_fail(s, ...) session_exit((s), 1, __VA_ARGS__)
+#define session_usage(s, ...) session_exit((s), 2, __VA_ARGS__)
+
+/* Streams' file descriptions and ranges are set (s->join, s->fd, s->sock):
+ * sets up the driver. 0 or 1. */
+int session_setup_method(struct session *s);
+/* The payload, timed by the driver. 0 or 1 (the cause named). */
+int session_payload(struct session *s);
+/* A stop request that came after the payload: nothing may land. 0 or 1. */
+int session_stopped(struct session *s);
+/* Turns a failed proto_recv_* into a message; returns 1. */
+int session_recv_failed(struct session *s, int r, const char *what,
+			double secs);
+/* Names a failed proto_send_*; 0 when r is 0, else 1. */
+int session_sent(struct session *s, int r, const char *what);
+/* How long to wait for a peer hashing n bytes first: --timeout plus the
+ * bytes at a slow 50 MB/s (a cold disk re-read); 0 without --timeout. */
+double session_hash_wait(const struct session *s, uint64_t n);
+/* Both hashes present and equal: verified; either missing: counted. */
+void session_verdict(struct session *s, const struct dnd_end *mine,
+		     const struct dnd_end *theirs);
+/* --raw: no framing, nothing verified. */
+void session_unchecked(struct session *s);
+/* Splits [s->start, length) over s->n streams into s->join. */
+void session_split(struct session *s, uint64_t length);
+/* Gives stream i a file description of its own at its range (i > 0
+ * reopens the file end). 0 or 1. */
+int session_stream_fd(struct session *s, unsigned int i);
+
+/* The two dialogues (session_send.c, session_recv.c). 0, 1 or 2. */
+int session_send(struct session *s);
+int session_recv(struct session *s);
+/* --resume after a failure: keeps the landed prefix for the next try.
+ * 0 when kept; else nonzero, and the caller aborts the landing. */
+int session_keep(struct session *s);
+
+#endif

@@ -1,0 +1,107 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# Real --json output of every subcommand against docs/schema/ (JSON Schema
+# 2020-12, Debian's python3-jsonschema): no field the schema does not list,
+# none it requires missing; and docs/json.md documents exactly the fields
+# the schemas allow. So neither the document nor a schema can fall behind.
+. "$(dirname "$0")/lib.sh"
+need_py3 jsonschema
+DOCS=$(cd "$(dirname "$0")/../../docs" && pwd)
+CHK=$(dirname "$0")/schema_check.py
+check() { "$PY3" "$CHK" "$DOCS" "$@" || fail "schema check $*"; }
+
+check doc
+check examples
+
+# probe
+"$DND" probe --json >"$T/probe.jsonl" 2>"$T/probe.err" ||
+	fail "probe --json: $(cat "$T/probe.err")"
+check validate probe "$T/probe.jsonl"
+check strict probe "$T/probe.jsonl"
+
+# bench: the quick set holds cells of every status and the references.
+expect_exit 0 "$DND" bench --quick --dir "$T" --json="$T/bench.jsonl"
+grep '"type":"bench_cell"' "$T/bench.jsonl" >"$T/cell.jsonl"
+grep '"type":"bench_reference"' "$T/bench.jsonl" >"$T/ref.jsonl"
+[ "$(cat "$T/cell.jsonl" "$T/ref.jsonl" | wc -l)" = "$(wc -l <"$T/bench.jsonl")" ] ||
+	fail "bench wrote a type other than bench_cell and bench_reference"
+for s in '"status":"ok"' '"status":"n/a"' '"status":"not in set"'; do
+	grep -q "$s" "$T/cell.jsonl" || fail "no cell with $s to validate"
+done
+check validate bench_cell "$T/cell.jsonl"
+check strict bench_cell "$T/cell.jsonl"
+check validate bench_reference "$T/ref.jsonl"
+
+# filebench: every path at a tiny size, and a run that fails.
+mkdir "$T/fb"
+expect_exit 0 "$DND" filebench --size 256Ki --bs 64Ki --dir "$T/fb" --json
+echo "$OUT" >"$T/fb.jsonl"
+expect_exit 1 "$DND" filebench --paths direct --size 4000 --bs 1000 \
+	--dir "$T/fb" --json
+echo "$OUT" | grep '^{' >>"$T/fb.jsonl"
+grep -q '"ok":false' "$T/fb.jsonl" || fail "no failed filebench run: $OUT"
+check validate filebench_run "$T/fb.jsonl"
+check strict filebench_run "$T/fb.jsonl"
+
+# relay: stats on SIGUSR1 while it runs, and at exit.
+next_port; sink=$PORT
+next_port; rl=$PORT
+bg "$T/sink.log" "$DND" bench relay --sink -l "127.0.0.1:$sink" --count 2
+spid=$BPID
+bg "$T/relay.jsonl" "$DND" relay -l "127.0.0.1:$rl" -t "127.0.0.1:$sink" --json
+rpid=$BPID
+wait_listen "$sink"
+wait_listen "$rl"
+expect_exit 0 "$DND" bench relay --client -t "127.0.0.1:$rl" --flows 2 \
+	--bytes 1Mi --reply 64Ki
+wait "$spid" || fail "sink: $(cat "$T/sink.log")"
+kill -USR1 "$rpid"
+for _ in $(seq 1 100); do
+	[ -s "$T/relay.jsonl" ] && break
+	sleep 0.05
+done
+kill -TERM "$rpid"
+wait "$rpid" || fail "relay exit $?: $(cat "$T/relay.jsonl")"
+[ "$(grep -c '"type":"relay_stats"' "$T/relay.jsonl")" = 2 ] ||
+	fail "want two relay_stats lines (SIGUSR1, exit): $(cat "$T/relay.jsonl")"
+check validate relay_stats "$T/relay.jsonl"
+check strict relay_stats "$T/relay.jsonl"
+
+# bench relay: direct, splice and rw at a tiny size.
+expect_exit 0 "$DND" bench relay --flows 1,2 --bytes 1Mi --json
+echo "$OUT" | grep '^{' >"$T/br.jsonl"
+[ "$(wc -l <"$T/br.jsonl")" = 6 ] || fail "bench relay: $OUT"
+check validate bench_relay_run "$T/br.jsonl"
+check strict bench_relay_run "$T/br.jsonl"
+
+# send/recv: a pipe method, a failure before any byte, zero copy, streams.
+# docs/schema/report.json still has report.c's current names (its
+# $comment and docs/json.md say which names it will take).
+random_file "$T/src" 3000000
+xfer "-c 127.0.0.1 --json -m splice $T/src" "--json -m splice $T/dst"
+[ "$SRC" = 0 ] && [ "$RRC" = 0 ] || fail "transfer: $(cat "$T/s.log" "$T/r.log")"
+json_of "$T/s.log" >"$T/report.jsonl"
+json_of "$T/r.log" >>"$T/report.jsonl"
+next_port
+expect_exit 1 "$DND" send --json -c 127.0.0.1 -p "$PORT" --connect-timeout 0 "$T/src"
+echo "$OUT" | grep '^{' >>"$T/report.jsonl"
+if "$DND" probe --require msg-zerocopy >/dev/null 2>&1; then
+	xfer "-c 127.0.0.1 --json -m zerocopy $T/src" "--json -m rw $T/dst2"
+	[ "$SRC" = 0 ] || fail "zerocopy send: $(cat "$T/s.log")"
+	grep -q '"zerocopy":{' "$T/s.log" || fail "no zerocopy object: $(cat "$T/s.log")"
+	json_of "$T/s.log" >>"$T/report.jsonl"
+fi
+# Three streams, and intervals before the report on both ends.
+xfer "-c 127.0.0.1 --json-stream -i 0.1 -P 3 -l 64Mi /dev/zero" \
+	"--json-stream -i 0.1 -m null /dev/null"
+[ "$SRC" = 0 ] && [ "$RRC" = 0 ] || fail "-P 3: $(cat "$T/s.log" "$T/r.log")"
+json_of "$T/s.log" >"$T/stream.jsonl"
+json_of "$T/r.log" >>"$T/stream.jsonl"
+grep '"type":"report"' "$T/stream.jsonl" >>"$T/report.jsonl"
+grep '"type":"interval"' "$T/stream.jsonl" >"$T/interval.jsonl"
+grep -q '"stream":\[' "$T/report.jsonl" || fail "no report with streams"
+check validate interval "$T/interval.jsonl"
+check strict interval "$T/interval.jsonl"
+check validate report "$T/report.jsonl"
+check strict report "$T/report.jsonl"
+ok "real output of probe, bench, filebench, relay, bench relay, send, recv and their intervals matches docs/schema"
