@@ -67,27 +67,21 @@ wait_active() {
 	fail "$(stat active) flows open in the relay after $2 s, not $1: $(tail -n1 "$T/relay.json")"
 }
 
-# wait_for PID SEC WHAT: waits for PID, at most SEC seconds (then kills it
-# and fails); returns its exit code.
-wait_for() {
-	local i
-	for i in $(seq 1 $(($2 * 20))); do
-		kill -0 "$1" 2>/dev/null || break
-		sleep 0.05
-	done
-	if kill -0 "$1" 2>/dev/null; then
-		kill -9 "$1"
-		fail "$3 still running after $2 s"
-	fi
-	wait "$1"
-}
-
 rss_kib() { awk '/^VmRSS/ { print $2 }' "/proc/$1/status"; }
 
 # stop_relay: SIGTERM, exit 0, final stats in relay.json.
 stop_relay() {
 	kill -TERM "$rpid"
-	wait_for "$rpid" 20 relay || fail "relay exit $?: $(cat "$T/relay.err")"
+	wait_for "$rpid" 20 || fail "relay exit $?: $(cat "$T/relay.err")"
+}
+
+# flows_done WHAT TEXT: the client ends well with TEXT in its summary, the
+# sink ends well, the relay stops (exit 0).
+flows_done() {
+	wait_for "$cpid" 30 || fail "$1 client: $(cat "$T/client.log")"
+	grep -q "$2" "$T/client.log" || fail "$1 client: $(cat "$T/client.log")"
+	wait_for "$spid" 30 || fail "$1 sink: $(cat "$T/sink.log")"
+	stop_relay
 }
 
 # N flows at once, every one paused halfway so that all are open together,
@@ -112,11 +106,7 @@ for run in "splice 1" "rw 1" "splice 2"; do
 	per=$(((rss1 - rss0) * 1024 / N))
 	pipes=$(stat pipes_alive) psize=$(stat pipe_min_bytes)
 	kill -USR1 "$cpid"
-	wait_for "$cpid" 30 client || fail "$m client: $(cat "$T/client.log")"
-	grep -q "peer client: $N flows ok, 0 failed; sent 335544320 B, received 83886080 B" "$T/client.log" ||
-		fail "$m client: $(cat "$T/client.log")"
-	wait_for "$spid" 30 sink || fail "$m sink: $(cat "$T/sink.log")"
-	stop_relay
+	flows_done "$m" "peer client: $N flows ok, 0 failed; sent 335544320 B, received 83886080 B"
 	[ "$(stat completed)" = "$N" ] && [ "$(stat peak_active)" = "$N" ] &&
 		[ "$(stat client_to_target_bytes)" = $((335544320 + 32 * N)) ] &&
 		[ "$(stat target_to_client_bytes)" = 83886080 ] ||
@@ -151,11 +141,7 @@ for _ in $(seq 1 100); do
 done
 [ "$(stat pipes_failed)" -ge 1 ] || fail "pipe() never failed: $(tail -n1 "$T/relay.json")"
 kill -USR1 "$spid"
-wait_for "$cpid" 30 client || fail "client: $(cat "$T/client.log")"
-grep -q "$F flows ok, 0 failed; sent 419430400 B, received 20971520 B" "$T/client.log" ||
-	fail "client: $(cat "$T/client.log")"
-wait_for "$spid" 30 sink || fail "sink: $(cat "$T/sink.log")"
-stop_relay
+flows_done EMFILE "$F flows ok, 0 failed; sent 419430400 B, received 20971520 B"
 grep -q "relay: cannot open a pipe: Too many open files; flows without one copy instead" "$T/relay.err" ||
 	fail "EMFILE on pipe() not reported: $(cat "$T/relay.err")"
 fb=$(stat fallbacks)
@@ -205,12 +191,12 @@ live
 awk -v b="$base_secs" -v s="$secs" -v bc="$base_cpu" -v c="$cpu" \
 	'BEGIN { exit !(s <= 2 * b + 1 && c <= 1.5 * bc + 0.1) }' ||
 	fail "1,000 idle flows slowed the live ones: $base_secs s, $base_cpu s CPU alone; $secs s, $cpu s CPU beside them"
-wait_for "$ipid" 30 "the idle client" && fail "idle flows ended cleanly: $(cat "$T/idle.log")"
+wait_for "$ipid" 30 && fail "idle flows ended cleanly: $(cat "$T/idle.log")"
 # EPIPE: a reset after the sink's FIN [tcp_reset()].
 grep -q "peer client: 0 flows ok, 1000 failed" "$T/idle.log" &&
 	grep -qE "(Connection reset by peer|Broken pipe) while waiting" "$T/idle.log" ||
 	fail "idle client: $(cat "$T/idle.log")"
-wait_for "$spid" 30 sink && fail "the sink took reset flows for complete: $(cat "$T/sink.log")"
+wait_for "$spid" 30 && fail "the sink took reset flows for complete: $(cat "$T/sink.log")"
 grep -q "peer sink: $((2 * L)) flows ok, 1000 failed" "$T/sink.log" || fail "sink: $(cat "$T/sink.log")"
 stop_relay
 [ "$(stat idle_closed)" = 1000 ] && [ "$(stat completed)" = $((2 * L)) ] ||
