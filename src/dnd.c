@@ -11,6 +11,7 @@
 #include "cli/cmd_help.h"
 #include "cli/cmd_probe.h"
 #include "cli/cmd_relay.h"
+#include "cli/cmd_serve.h"
 #include "cli/cmd_xfer.h"
 
 static int dnd_help(int argc, char **argv);
@@ -25,6 +26,8 @@ static const struct dnd_cmd cmds[] = {
 	{ "filebench", cmd_filebench, "every way to put data into a file, "
 	  "timed like fio" },
 	{ "probe", cmd_probe, "what this kernel can do, checked live" },
+	{ "serve", cmd_serve, "a lasting, authenticated server: pushes land "
+	  "beneath DIR, pulls read from it" },
 	{ "relay", cmd_relay, "forward TCP connections with splice, "
 	  "HAProxy-style" },
 	{ "help", dnd_help, "this list; 'dnd help COMMAND' is 'dnd COMMAND "

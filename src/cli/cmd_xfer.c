@@ -12,10 +12,20 @@
 #include "cli/opt_parse.h"
 #include "core/log.h"
 #include "core/proto.h"
+#include "serve/serve_client.h"
 #include "xfer/method.h"
 #include "xfer/session.h"
 
+/* The options of a transfer, and those of one with dnd serve on the far
+ * end (--to, --from). */
+struct xfer_cli {
+	struct session_opts o;
+	const char *to, *from, *key, *peer_name;
+	const struct dnd_method *peer_m;
+};
+
 #define S struct session_opts
+#define X struct xfer_cli
 #define GIB (1ULL << 30)
 #define BOTH (DND_ROLE_SEND | DND_ROLE_RECV)
 
@@ -36,9 +46,9 @@ static const struct opt_word xfer_splice_words[] = {
 
 static const struct opt_def xfer_opts[] = {
 	{ .name = "connect", .letter = 'c', .type = DND_OPT_STRING,
-	  .roles = DND_ROLE_SEND, .group = "Connection", .metavar = "HOST",
-	  .help = "send to HOST (a name, an IPv4 or an IPv6 address)",
-	  .misuse = "recv listens; -c HOST is for send", OPT_AT(S, host) },
+	  .group = "Connection", .metavar = "HOST",
+	  .help = "send to HOST (a name, an IPv4 or an IPv6 address); with "
+	  "dnd serve on HOST, recv pulls from it", OPT_AT(S, host) },
 	{ .name = "port", .letter = 'p', .type = DND_OPT_PORT,
 	  .group = "Connection", .help = "TCP port", OPT_AT(S, port) },
 	{ .name = "bind", .type = DND_OPT_STRING, .roles = DND_ROLE_RECV,
@@ -134,15 +144,85 @@ static const struct opt_def xfer_opts[] = {
 	{ .name = NULL },
 };
 
+static const struct opt_def xfer_serve_opts[] = {
+	{ .name = "to", .type = DND_OPT_STRING, .roles = DND_ROLE_SEND,
+	  .group = "With dnd serve", .metavar = "NAME",
+	  .help = "push: the server lands FILE as DIR/NAME (NAME may name "
+	  "existing subdirectories)", .misuse = "--to is for send; recv "
+	  "pulls with --from NAME", OPT_AT(X, to) },
+	{ .name = "from", .type = DND_OPT_STRING, .roles = DND_ROLE_RECV,
+	  .group = "With dnd serve", .metavar = "NAME",
+	  .help = "pull: the server sends DIR/NAME, landed here as FILE",
+	  .misuse = "--from is for recv; send pushes with --to NAME",
+	  OPT_AT(X, from) },
+	{ .name = "key", .type = DND_OPT_STRING, .group = "With dnd serve",
+	  .metavar = "FILE", .help = "the server's key file (mode 0600); "
+	  "without it only a server on loopback answers", OPT_AT(X, key) },
+	{ .name = "peer-method", .type = DND_OPT_STRING,
+	  .group = "With dnd serve", .metavar = "NAME", .def = "rw",
+	  .help = "the method the server uses for its end (any of -m's that "
+	  "goes that way)", OPT_AT(X, peer_name) },
+	{ .name = NULL },
+};
+
 static const struct opt_part xfer_parts[] = {
+	{ xfer_opts, 0 },
+	{ xfer_serve_opts, 0 },
+	{ NULL, 0 },
+};
+
+/* The seed's form knows nothing of dnd serve. */
+static const struct opt_part xfer_seed_parts[] = {
 	{ xfer_opts, 0 },
 	{ NULL, 0 },
 };
 
+/* What --to and --from need and exclude; adds to st->bad. */
+static void xfer_check_serve(struct opt_state *st, struct xfer_cli *x)
+{
+	struct session_opts *o = &x->o;
+	bool served = x->to || x->from;
+	const struct dnd_method *pm;
+
+	if (st->cmd->roles == BOTH)
+		return;		/* the seed's form has none of this */
+	if (!o->sender && o->host && !x->from) {
+		log_err("recv listens; -c HOST is for send (or pull from a dnd "
+			"serve with -c HOST --from NAME)");
+		st->bad++;
+	}
+	if (x->from && !o->host) {
+		log_err("--from NAME pulls from a dnd serve: give -c HOST");
+		st->bad++;
+	}
+	if (!served && (x->key || opt_given(st, "peer-method"))) {
+		log_err("--key and --peer-method are for a transfer with dnd "
+			"serve: add --to NAME (send) or --from NAME (recv)");
+		st->bad++;
+	}
+	if (served && (o->raw || o->resume || o->streams > 1 || o->bind)) {
+		log_err("%s cannot go with dnd serve (--to, --from)",
+			o->raw ? "--raw" : o->resume ? "--resume" :
+			o->bind ? "--bind" : "-P above 1");
+		st->bad++;
+	}
+	pm = x->peer_m = method_find(x->peer_name);
+	if (!pm) {
+		log_err("--peer-method: unknown method '%s' (dnd probe lists "
+			"them)", x->peer_name);
+		st->bad++;
+	} else if (served && (o->sender ? !pm->recv : !pm->send)) {
+		log_err("--peer-method %s cannot %s at the server's end", pm->name,
+			o->sender ? "receive" : "send");
+		st->bad++;
+	}
+}
+
 /* What needs more than one option, or the role; adds to st->bad. */
 static void xfer_check(struct opt_state *st, void *obj)
 {
-	struct session_opts *o = obj;
+	struct xfer_cli *x = obj;
+	struct session_opts *o = &x->o;
 	const struct opt_cmd *c = st->cmd;
 	unsigned int role = c->roles != BOTH ? c->roles :
 			    o->host ? DND_ROLE_SEND : DND_ROLE_RECV;
@@ -152,9 +232,11 @@ static void xfer_check(struct opt_state *st, void *obj)
 	if (c->roles == BOTH)
 		opt_check_role(st, role);
 	if (c->roles == DND_ROLE_SEND && !o->host) {
-		log_err("send needs -c HOST: the address of 'dnd recv'");
+		log_err("send needs -c HOST: the address of 'dnd recv' or of a "
+			"dnd serve");
 		st->bad++;
 	}
+	xfer_check_serve(st, x);
 	if (st->nargs != 1) {
 		log_err(!st->nargs ? "need a FILE (or '-')" :
 			"one FILE only; got '%s' too", st->args[1]);
@@ -243,14 +325,17 @@ static const struct opt_cmd xfer_seed_cmd = {
 		 "'dnd send'), otherwise it receives into FILE (as 'dnd recv'). "
 		 "'dnd help' lists the other commands.",
 	.notes = XFER_NOTES,
-	.parts = xfer_parts,
+	.parts = xfer_seed_parts,
 	.roles = BOTH,
 	.check = xfer_check,
 };
 
-static void xfer_defaults(struct session_opts *o)
+static void xfer_defaults(struct xfer_cli *x)
 {
-	memset(o, 0, sizeof(*o));
+	struct session_opts *o = &x->o;
+
+	memset(x, 0, sizeof(*x));
+	x->peer_name = "rw";
 	o->port = 13931;
 	o->bsz = 64 * 1024;
 	o->window = 128 * 1024;
@@ -262,15 +347,55 @@ static void xfer_defaults(struct session_opts *o)
 	o->streams = 1;
 }
 
+/* A transfer with dnd serve on the far end: the key, then the session. */
+static int xfer_served(struct xfer_cli *x)
+{
+	static struct serve_client c;
+	static struct dnd_key key;
+	struct session_link l;
+	const char *name = x->to ? x->to : x->from;
+	char why[320];
+	int r;
+
+	if (x->key && key_load(x->key, &key, why, sizeof(why))) {
+		log_err("%s", why);
+		return 2;
+	}
+	c = (struct serve_client){
+		.host = x->o.host,
+		.port = x->o.port,
+		.window = x->o.window,
+		.connect_timeout = x->o.connect_timeout,
+		.timeout = x->o.timeout,
+		.key = x->key ? &key : NULL,
+		.p = {
+			.op = x->to ? SERVE_PUSH : SERVE_PULL,
+			.flags = x->o.verify ? SERVE_PF_VERIFY : 0,
+			.streams = 1,
+			.bsz = x->o.bsz,
+			.name_len = strlen(name),
+		},
+	};
+	snprintf(c.p.method, sizeof(c.p.method), "%s", x->peer_m->name);
+	snprintf(c.p.name, sizeof(c.p.name), "%s", name);
+	serve_client_link(&c, &l);
+	x->o.link = &l;
+	r = session_run(&x->o);
+	key_wipe(&key);
+	return r;
+}
+
 static int xfer_main(const struct opt_cmd *c, int argc, char **argv)
 {
-	struct session_opts o;
+	struct xfer_cli x;
 	struct opt_state st;
 	int r;
 
-	xfer_defaults(&o);
-	r = opt_parse(c, &o, argc, argv, &st);
-	return r >= 0 ? r : session_run(&o);
+	xfer_defaults(&x);
+	r = opt_parse(c, &x, argc, argv, &st);
+	if (r >= 0)
+		return r;
+	return x.to || x.from ? xfer_served(&x) : session_run(&x.o);
 }
 
 int cmd_send(int argc, char **argv)

@@ -21,7 +21,7 @@
 
 static const char *const role_names[] = {
 	"send", "recv", "relay", "bench relay", "bench relay --sink",
-	"bench relay --client",
+	"bench relay --client", "serve",
 };
 
 /* "send", "bench relay --sink" ... joined with ", ". Returns buf. */

@@ -19,6 +19,7 @@ enum opt_role {
 	DND_ROLE_BENCH = 1 << 3,	/* dnd bench relay: the measured runs */
 	DND_ROLE_SINK = 1 << 4,		/* dnd bench relay --sink */
 	DND_ROLE_CLIENT = 1 << 5,	/* dnd bench relay --client */
+	DND_ROLE_SERVE = 1 << 6,	/* dnd serve */
 };
 
 enum opt_type {

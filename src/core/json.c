@@ -145,3 +145,9 @@ void json_bool(struct json *j, const char *key, bool v)
 	json_key(j, key);
 	fputs(v ? "true" : "false", j->f);
 }
+
+void json_raw(struct json *j, const char *key, const char *raw)
+{
+	json_key(j, key);
+	fputs(raw, j->f);
+}

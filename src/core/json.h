@@ -40,5 +40,7 @@ void json_u64(struct json *j, const char *key, uint64_t v);
 void json_i64(struct json *j, const char *key, int64_t v);
 void json_f64(struct json *j, const char *key, double v); /* NaN/inf: null */
 void json_bool(struct json *j, const char *key, bool v);
+/* raw is inserted as it is: the caller has checked it is one JSON value. */
+void json_raw(struct json *j, const char *key, const char *raw);
 
 #endif

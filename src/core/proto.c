@@ -18,6 +18,7 @@ static const char magic_rep[4] = { 'D', 'N', 'D', 'R' };
 static const char magic_acc[4] = { 'D', 'N', 'D', 'A' };
 static const char magic_plan[4] = { 'D', 'N', 'D', 'P' };
 static const char magic_join[4] = { 'D', 'N', 'D', 'J' };
+static const char magic_report[4] = { 'D', 'N', 'D', 'Q' };
 
 static void put16(uint8_t *p, uint16_t v)
 {
@@ -346,4 +347,65 @@ int proto_recv_eof(int sock)
 	if (r == -1)
 		return -errno;
 	return r ? -EBADMSG : 0;
+}
+
+int proto_send_tag(int sock, const uint8_t tag[DND_TAG_LEN])
+{
+	return net_send_all(sock, tag, DND_TAG_LEN);
+}
+
+int proto_recv_tag(int sock, uint8_t tag[DND_TAG_LEN])
+{
+	return net_recv_all(sock, tag, DND_TAG_LEN);
+}
+
+static void put32(uint8_t *p, uint32_t v)
+{
+	put16(p, (uint16_t)(v >> 16));
+	put16(p + 2, (uint16_t)v);
+}
+
+static uint32_t get32(const uint8_t *p)
+{
+	return (uint32_t)get16(p) << 16 | get16(p + 2);
+}
+
+size_t proto_put_report(uint8_t *out, size_t cap, const char *json,
+			size_t jlen, const char *text, size_t tlen)
+{
+	if (jlen > DND_REPORT_MAX || tlen > DND_REPORT_MAX ||
+	    cap < DND_REPORT_HEAD_LEN + jlen + tlen)
+		return 0;
+	memcpy(out, magic_report, 4);
+	put32(out + 4, (uint32_t)jlen);
+	put32(out + 8, (uint32_t)tlen);
+	put32(out + 12, 0);
+	memcpy(out + DND_REPORT_HEAD_LEN, json, jlen);
+	memcpy(out + DND_REPORT_HEAD_LEN + jlen, text, tlen);
+	return DND_REPORT_HEAD_LEN + jlen + tlen;
+}
+
+int proto_recv_report(int sock, uint8_t *buf, size_t cap, size_t *len,
+		      size_t *jlen, size_t *tlen, char *why, size_t whylen)
+{
+	int r = net_recv_all(sock, buf, DND_REPORT_HEAD_LEN);
+
+	if (r)
+		return r;
+	*jlen = get32(buf + 4);
+	*tlen = get32(buf + 8);
+	if (memcmp(buf, magic_report, 4) || get32(buf + 12) ||
+	    *jlen > DND_REPORT_MAX || *tlen > DND_REPORT_MAX ||
+	    cap < DND_REPORT_HEAD_LEN + *jlen + *tlen) {
+		snprintf(why, whylen, "malformed report");
+		return -EBADMSG;
+	}
+	*len = DND_REPORT_HEAD_LEN + *jlen + *tlen;
+	return net_recv_all(sock, buf + DND_REPORT_HEAD_LEN,
+			    *len - DND_REPORT_HEAD_LEN);
+}
+
+int proto_send_bytes(int sock, const void *buf, size_t len)
+{
+	return net_send_all(sock, buf, len);
 }

@@ -21,6 +21,15 @@
  *
  * The receiver decides with the trailer whether to land the file, then tells
  * the sender with the reply, so both sides print the same verdict.
+ *
+ * With dnd serve on one end (after its handshake, serve/auth.h), the
+ * trailer and the reply are each followed by a 32-byte tag (the session
+ * MAC of their 24 bytes), stream 0 is not shut down after the trailer, and
+ * after the reply the server sends its own report:
+ *
+ *              <- report    (16: "DNDQ", u32 JSON length, u32 text length,
+ *                            u32 zero; then the JSON, then the text;
+ *                            then the tag of all of it)
  */
 #ifndef DND_PROTO_H
 #define DND_PROTO_H
@@ -37,6 +46,9 @@ struct dnd_syscalls;
 #define DND_JOIN_LEN		32
 #define DND_SEG_HDR_LEN		8
 #define DND_STREAMS_MAX		64
+#define DND_TAG_LEN		32	/* a session MAC after a message */
+#define DND_REPORT_HEAD_LEN	16
+#define DND_REPORT_MAX		32768	/* per part: JSON, text */
 #define DND_SEG_MAX		(1ULL << 30)	/* a larger segment is malformed */
 #define DND_LEN_MAX		(1ULL << 60)	/* a larger length is malformed */
 
@@ -156,6 +168,25 @@ int proto_recv_seg(struct dnd_syscalls *sc, int sock, uint64_t *n);
 /* After the trailer the sender only shuts down: 0 at that end of the
  * stream, -EBADMSG when bytes follow, or an error as above. */
 int proto_recv_eof(int sock);
+
+/* The tag after a trailer or a reply (dnd serve). 0 or as above. */
+int proto_send_tag(int sock, const uint8_t tag[DND_TAG_LEN]);
+int proto_recv_tag(int sock, uint8_t tag[DND_TAG_LEN]);
+
+/*
+ * The server's report: proto_put_report() writes head, json and text
+ * (each part at most DND_REPORT_MAX bytes, else it returns 0) into out
+ * (cap bytes) and returns the length, for the caller to tag and send
+ * whole with proto_send_bytes(). proto_recv_report() reads one into buf
+ * (cap >= DND_REPORT_HEAD_LEN + 2 * DND_REPORT_MAX): 0 with the whole
+ * message's length in *len and the parts' in *jlen and *tlen (JSON at
+ * buf + DND_REPORT_HEAD_LEN, the text right after), or an error as above.
+ */
+size_t proto_put_report(uint8_t *out, size_t cap, const char *json,
+			size_t jlen, const char *text, size_t tlen);
+int proto_recv_report(int sock, uint8_t *buf, size_t cap, size_t *len,
+		      size_t *jlen, size_t *tlen, char *why, size_t whylen);
+int proto_send_bytes(int sock, const void *buf, size_t len);
 
 /* A short name for a reply status ("hash mismatch"). */
 const char *proto_status_name(unsigned int status);

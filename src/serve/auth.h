@@ -53,6 +53,7 @@ enum dnd_auth_mac_kind {
 	DND_MAC_VERDICT = 1,
 	DND_MAC_TRAILER = 2,
 	DND_MAC_REPLY = 3,
+	DND_MAC_REPORT = 4,	/* dnd serve's report to its client */
 };
 
 /* The preamble shared by HELLO ("DNDa") and CHALLENGE ("DNDb"). */

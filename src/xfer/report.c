@@ -74,6 +74,22 @@ static void report_streams(FILE *f, const struct dnd_result *r)
 			r->st[i].retrans);
 }
 
+/* dnd serve's side of the transfer, its lines indented under ours. */
+static void report_peer_text(FILE *f, const char *text)
+{
+	const char *p = text, *nl;
+
+	fprintf(f, "  the server's side:\n");
+	while (*p) {
+		nl = strchrnul(p, '\n');
+		while (p < nl && *p == ' ')
+			p++;
+		if (nl > p)
+			fprintf(f, "    %.*s\n", (int)(nl - p), p);
+		p = *nl ? nl + 1 : nl;
+	}
+}
+
 void report_text(FILE *f, const struct dnd_result *r)
 {
 	char a[32], b[32];
@@ -141,6 +157,8 @@ void report_text(FILE *f, const struct dnd_result *r)
 	else
 		fprintf(f, "  verify: %s (%llu bytes)\n", r->verdict,
 			(unsigned long long)r->bytes);
+	if (r->peer_text)
+		report_peer_text(f, r->peer_text);
 	fflush(f);
 }
 
@@ -172,7 +190,7 @@ static void report_json_streams(struct json *j, const struct dnd_result *r)
 	for (i = 0; i < r->nstreams; i++) {
 		json_obj_begin(j, NULL);
 		json_u64(j, "index", i);
-		json_u64(j, "offset", r->st[i].offset);
+		json_u64(j, "offset_bytes", r->st[i].offset);
 		json_u64(j, "bytes", r->st[i].bytes);
 		json_f64(j, "seconds", r->st[i].seconds);
 		json_f64(j, "mb_per_s", report_rate(r->st[i].bytes,
@@ -203,26 +221,26 @@ void report_json(FILE *f, const struct dnd_result *r)
 	}
 	json_u64(&j, "bytes", r->bytes);
 	if (r->length != UINT64_MAX)
-		json_u64(&j, "length", r->length);
+		json_u64(&j, "length_bytes", r->length);
 	json_bool(&j, "raw", r->raw);
-	json_u64(&j, "buffer", r->bsz);
-	json_u64(&j, "buffer_used", r->eff_bsz);
+	json_u64(&j, "buffer_bytes", r->bsz);
+	json_u64(&j, "buffer_used_bytes", r->eff_bsz);
 	if (r->uses_pipe) {
-		json_u64(&j, "pipe_asked", r->pipe_size);
-		json_u64(&j, "pipe", r->pipe_got);
+		json_u64(&j, "pipe_asked_bytes", r->pipe_size);
+		json_u64(&j, "pipe_bytes", r->pipe_got);
 	}
-	json_u64(&j, "window_asked", r->window);
-	json_i64(&j, "sndbuf", r->sndbuf);
-	json_i64(&j, "rcvbuf", r->rcvbuf);
+	json_u64(&j, "window_asked_bytes", r->window);
+	json_i64(&j, "sndbuf_bytes", r->sndbuf);
+	json_i64(&j, "rcvbuf_bytes", r->rcvbuf);
 	if (r->timed) {
 		const struct dnd_cost *c = &r->cost;
 
 		json_f64(&j, "seconds", c->wall);
 		json_f64(&j, "mb_per_s", report_mbps(r));
 		json_f64(&j, "gbit_per_s", report_mbps(r) * 8 / 1000);
-		json_f64(&j, "cpu_user", c->user);
-		json_f64(&j, "cpu_sys", c->sys);
-		json_f64(&j, "cpu_usec_per_mb", c->usec_per_mb);
+		json_f64(&j, "cpu_user_seconds", c->user);
+		json_f64(&j, "cpu_sys_seconds", c->sys);
+		json_f64(&j, "cpu_us_per_mb", c->usec_per_mb);
 		json_f64(&j, "machine_busy_pct", c->sys_busy_pct);
 		json_i64(&j, "ncpu", c->ncpu);
 		json_i64(&j, "ctx_voluntary", c->nvcsw);
@@ -243,8 +261,8 @@ void report_json(FILE *f, const struct dnd_result *r)
 		json_u64(&j, "rtt_us", r->tcp.tcpi_rtt);
 		json_u64(&j, "rttvar_us", r->tcp.tcpi_rttvar);
 		json_u64(&j, "retransmits", r->tcp.tcpi_total_retrans);
-		json_u64(&j, "snd_mss", r->tcp.tcpi_snd_mss);
-		json_u64(&j, "rcv_mss", r->tcp.tcpi_rcv_mss);
+		json_u64(&j, "snd_mss_bytes", r->tcp.tcpi_snd_mss);
+		json_u64(&j, "rcv_mss_bytes", r->tcp.tcpi_rcv_mss);
 		json_obj_end(&j);
 	}
 	json_u64(&j, "resumed_from", r->resumed_from);
@@ -254,6 +272,8 @@ void report_json(FILE *f, const struct dnd_result *r)
 	json_str(&j, "note", r->detail[0] ? r->detail : NULL);
 	json_str(&j, "sync", r->sync[0] ? r->sync : NULL);
 	json_str(&j, "warning", r->warning[0] ? r->warning : NULL);
+	if (r->peer_json)
+		json_raw(&j, "peer_report", r->peer_json);
 	json_end(&j);
 }
 

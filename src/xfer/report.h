@@ -45,6 +45,11 @@ struct dnd_result {
 	} st[64];
 	char warning[320];	/* a problem that did not fail the transfer */
 	char error[320];	/* empty on success */
+	/* dnd serve's client: the server's report of the same transfer, as
+	 * it sent it (checked: a JSON object of printable ASCII, and lines
+	 * of printable ASCII); NULL when none came. */
+	char *peer_json;
+	char *peer_text;
 };
 
 /* Writes the human report; the first line is seed 000's. */

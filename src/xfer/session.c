@@ -22,6 +22,7 @@
 #include "core/net.h"
 #include "core/pipe.h"
 #include "xfer/method.h"
+#include "xfer/session_link.h"
 #include "xfer/session_types.h"
 
 int session_exit(struct session *s, int code, const char *fmt, ...)
@@ -334,7 +335,7 @@ static void session_fill_result(struct session *s)
 	xfer_totals(&s->t, &out);
 	r->sender = o->sender;
 	r->method = o->m->name;
-	r->file = o->file;
+	r->file = o->link && o->link->label ? o->link->label : o->file;
 	r->bytes = xfer_done(&s->t);
 	r->length = s->end.known ? s->end.len : UINT64_MAX;
 	r->sc = out.sc;
@@ -401,11 +402,19 @@ int session_run(const struct session_opts *o)
 	if (!code)
 		code = o->sender ? session_send(&s) : session_recv(&s);
 	session_fill_result(&s);
+	if (o->link && !code)
+		session_link_report(&s);
+	if (o->link && o->link->res)
+		*o->link->res = s.res;
 	/* A request refused before it ran has no numbers; JSON still says why. */
-	if (o->json || o->json_stream)
+	if (o->link && o->link->server)
+		;	/* its report went to the client */
+	else if (o->json || o->json_stream)
 		report_json(s.out, &s.res);
 	else if (code != 2)
 		report_text(s.out, &s.res);
 	session_cleanup(&s, code);
+	free(s.res.peer_json);
+	free(s.res.peer_text);
 	return code;
 }

@@ -8,9 +8,33 @@
 #define DND_SESSION_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
+struct dnd_auth;
 struct dnd_method;
+struct dnd_result;
+
+/*
+ * A transfer with dnd serve on one end (NULL in session_opts: one-shot).
+ * Stream 0 is a connection on which the serve handshake already ran; the
+ * trailer and the reply each carry the session MAC, and after the reply
+ * the server sends its own report to the client.
+ */
+struct session_link {
+	bool server;		/* this end is dnd serve's session */
+	int sock;		/* server: stream 0, connected */
+	/* client: connects and shakes hands once the file end is open (the
+	 * push's length is then known); returns the socket or -errno with
+	 * err set, and sets auth. */
+	int (*open)(struct session_link *l, bool known, uint64_t len,
+		    char *peer, size_t plen, char *err, size_t elen);
+	void *arg;		/* open()'s */
+	const struct dnd_auth *auth;
+	uint64_t max_bytes;	/* server: refuse a longer push; 0: any */
+	const char *label;	/* the name in messages and the report */
+	struct dnd_result *res;	/* server: a copy of the result, if set */
+};
 
 struct session_opts {
 	bool sender;
@@ -41,6 +65,7 @@ struct session_opts {
 	bool resume;		/* receiver, --resume: keep a failed try's
 				 * prefix, and resume from a kept one */
 	bool direct;		/* --direct: O_DIRECT file I/O (-m rw) */
+	struct session_link *link;	/* dnd serve on one end; or NULL */
 };
 
 /*

@@ -16,6 +16,7 @@
 #include "core/io.h"
 #include "core/log.h"
 #include "core/net.h"
+#include "xfer/session_link.h"
 #include "xfer/session_types.h"
 
 /* Listens and says where, so a script can start its sender. 0 or 1. */
@@ -129,6 +130,18 @@ static int recv_land(struct session *s, const struct dnd_hdr *h,
 /* What this receiver can take at all; else the status it answers with. */
 static int recv_refusal(struct session *s)
 {
+	const struct session_link *l = s->o->link;
+
+	if (l && l->max_bytes && (!s->end.known || s->end.len > l->max_bytes))
+		return session_fail(s, "the sender declares %s%llu bytes, "
+				    "above this server's --max-bytes %llu",
+				    s->end.known ? "" : "no length, not ",
+				    (unsigned long long)s->end.len,
+				    (unsigned long long)l->max_bytes);
+	if (l && s->n > 1)
+		return session_fail(s, "the sender splits the data over %u "
+				    "streams; dnd serve takes one (-P 1)",
+				    s->n);
 	if (s->n > 1 && s->end.ep == DND_EP_STREAM)
 		return session_fail(s, "the sender splits the data over %u "
 				    "streams, which a pipe or terminal sink "
@@ -290,12 +303,12 @@ static int recv_verify(struct session *s, struct dnd_end *rep)
 	/* The sender re-reads its source before it sends the trailer. */
 	wait = session_hash_wait(s, total);
 	net_tune(s->sock[0], wait);
-	r = proto_recv_end(s->sock[0], true, &t, why, sizeof(why));
+	r = session_end_recv(s, true, &t, why, sizeof(why));
 	if (r == -EBADMSG)
 		return session_fail(s, "bad trailer from the sender: %s", why);
 	if (r)
 		return session_recv_failed(s, r, "sender's trailer", wait);
-	r = proto_recv_eof(s->sock[0]);
+	r = s->o->link ? 0 : proto_recv_eof(s->sock[0]);
 	if (r == -EBADMSG) {
 		rep->status = DND_ST_MALFORMED;
 		return session_fail(s, "malformed stream from the peer: bytes "
@@ -370,7 +383,7 @@ int session_recv(struct session *s)
 	char err[256];
 	int r;
 
-	if (recv_listen(s) || recv_first(s))
+	if (o->link ? session_link_open(s) : (recv_listen(s) || recv_first(s)))
 		return 1;
 	if (o->raw) {
 		s->join[0].len = UINT64_MAX;
@@ -395,14 +408,14 @@ int session_recv(struct session *s)
 	if (recv_verify(s, &rep)) {
 		/* Tell the sender why, so both sides fail with the cause. */
 		if (rep.status)
-			proto_send_end(s->sock[0], false, &rep);
+			session_end_send(s, false, &rep);
 		return 1;
 	}
 	if (session_stopped(s))
 		return 1;
 	if (s->end.landing && recv_commit(s, &rep))
 		return 1;
-	r = proto_send_end(s->sock[0], false, &rep);
+	r = session_end_send(s, false, &rep);
 	if (r) {
 		/* Landed and verified: the exit code follows the disk. */
 		snprintf(s->res.warning, sizeof(s->res.warning), "landed and "

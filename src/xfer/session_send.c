@@ -18,6 +18,7 @@
 #include "core/log.h"
 #include "core/net.h"
 #include "xfer/method.h"
+#include "xfer/session_link.h"
 #include "xfer/session_types.h"
 
 /* Connects one stream. 0 or 1. */
@@ -206,14 +207,15 @@ static int send_end(struct session *s)
 
 	if (session_stopped(s) || send_source_hash(s, &t))
 		return 1;
-	if (session_sent(s, proto_send_end(s->sock[0], true, &t), "trailer"))
+	if (session_sent(s, session_end_send(s, true, &t), "trailer"))
 		return 1;
-	for (i = 0; i < s->n; i++)
+	/* dnd serve's report follows the reply on stream 0. */
+	for (i = s->o->link ? 1 : 0; i < s->n; i++)
 		shutdown(s->sock[i], SHUT_WR);
 	/* The receiver re-reads what landed before it answers. */
 	wait = session_hash_wait(s, t.bytes);
 	net_tune(s->sock[0], wait);
-	r = proto_recv_end(s->sock[0], false, &rep, err, sizeof(err));
+	r = session_end_recv(s, false, &rep, err, sizeof(err));
 	if (r == -EBADMSG)
 		return session_fail(s, "receiver's reply: %s", err);
 	if (r) {
@@ -271,8 +273,8 @@ int session_send(struct session *s)
 	if (getrandom(&s->xfer_id, sizeof(s->xfer_id), 0) !=
 	    sizeof(s->xfer_id))
 		return session_fail(s, "getrandom: %s", strerror(errno));
-	if (send_connect(s, 0) || (!o->raw && send_open(s)) ||
-	    (!o->raw && send_hash_start(s)))
+	if ((o->link ? session_link_open(s) : send_connect(s, 0)) ||
+	    (!o->raw && send_open(s)) || (!o->raw && send_hash_start(s)))
 		return 1;
 	session_split(s, s->end.known ? s->end.len : 0);
 	if (send_streams(s) || session_setup_method(s) || send_joins(s))

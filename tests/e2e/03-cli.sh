@@ -92,9 +92,10 @@ done
 expect_exit 0 "$DND" recv --help
 expect_out "--bind ADDR"
 expect_out "-t, --replace"
-for o in "-l, --limit" "-c, --connect" "--connect-timeout"; do
+for o in "-l, --limit" "--connect-timeout" "--to NAME"; do
 	case "$OUT" in *"$o"*) fail "recv --help lists $o" ;; esac
 done
+expect_out "--from NAME"	# -c HOST --from NAME pulls from dnd serve
 expect_exit 0 "$DND" --help
 for o in "-o, --overwrite" "--sync" "-l, --limit" "--connect-timeout"; do
 	expect_out "$o"

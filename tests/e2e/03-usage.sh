@@ -38,6 +38,14 @@ bad "dnd: --splice-flags: unknown flag 'fast'; use move, more, gift or none" rec
 bad "dnd: --timeout 'soon': give seconds, e.g. 30 or 0.5" recv --timeout soon "$T/x"
 bad "dnd: -m null discards the data; give /dev/null as FILE, or choose a method that writes" recv -m null "$T/x"
 bad "dnd: /dev/zero has no end that dnd can see; give -l SIZE" send -c ::1 /dev/zero
+bad "dnd: serve needs --dir DIR: where files land and are read" serve
+bad "dnd: --allow: '10.0.0.0/33' is not an address or ADDR/BITS" serve --dir "$T" --allow 10.0.0.0/33
+bad "dnd: --to is for send; recv pulls with --from NAME" recv --to x "$T/x"
+bad "dnd: --from NAME pulls from a dnd serve: give -c HOST" recv --from x "$T/x"
+bad "dnd: -P above 1 cannot go with dnd serve (--to, --from)" send -c ::1 --to x -P 2 "$f"
+bad "dnd: --key and --peer-method are for a transfer with dnd serve" send -c ::1 --key k "$f"
+bad "dnd: --peer-method sendfile cannot receive at the server's end" send -c ::1 --to x --peer-method sendfile "$f"
+bad "dnd: cannot serve $T/none: " serve --dir "$T/none"
 bad "dnd: - has no end that dnd can see; give -l SIZE" send -c ::1 - </dev/null
 expect_exit 2 sh -c "echo x | '$DND' send -c ::1 -m mmap -"
 expect_out "dnd: mmap cannot send from a pipe or stream (nothing to map); use -m rw, splice or vmsplice"

@@ -11,13 +11,13 @@ for side in s r; do
 	jq -e '.schema == 1 and .ok == true and .error == null and
 		.verdict == "verified" and .bytes == 1000000 and
 		(.xxh3 | test("^[0-9a-f]{16}$")) and .seconds > 0 and
-		.mb_per_s > 0 and .cpu_usec_per_mb >= 0 and .ncpu >= 1 and
-		(.syscalls | type == "object") and .sndbuf > 0 and .rcvbuf > 0 and
+		.mb_per_s > 0 and .cpu_us_per_mb >= 0 and .ncpu >= 1 and
+		(.syscalls | type == "object") and .sndbuf_bytes > 0 and .rcvbuf_bytes > 0 and
 		.tcp.rtt_us >= 0' <(json_of "$T/$side.log") >/dev/null ||
 		fail "$side JSON lacks fields: $(cat "$T/$side.log")"
 done
-jq -e '.role == "send" and .method == "splice" and .pipe == 262144 and
-	.pipe_asked == 262144 and .syscalls["splice>pipe"].calls > 0' \
+jq -e '.role == "send" and .method == "splice" and .pipe_bytes == 262144 and
+	.pipe_asked_bytes == 262144 and .syscalls["splice>pipe"].calls > 0' \
 	<(json_of "$T/s.log") >/dev/null || fail "send JSON: $(cat "$T/s.log")"
 jq -e '.role == "recv" and .syscalls.vmsplice.bytes == 1000000 and
 	.syscalls.fdatasync.calls == 1' <(json_of "$T/r.log") >/dev/null ||

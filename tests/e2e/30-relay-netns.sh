@@ -7,14 +7,6 @@
 . "$(dirname "$0")/lib.sh"
 
 setup_ns
-# ns_listen NS PORT: waits (up to 10 s) until something listens in NS.
-ns_listen() {
-	for _ in $(seq 1 200); do
-		ip netns exec "$1" ss -Htln "sport = :$2" | grep -q . && return 0
-		sleep 0.05
-	done
-	fail "nothing listens on port $2 in $1 after 10 s"
-}
 
 next_port; sink=$PORT
 next_port; rl=$PORT

@@ -72,7 +72,7 @@ jq -r '"  uring SEND_ZC on loopback: \(.zerocopy.completions) notifications, " +
 	"\(.zerocopy.copied_completions) reported copied"' <(json_of "$T/s.log")
 jq -r '"  uring recv: \(.zerocopy.copied_bytes) B copied (RECV copies)"' <(json_of "$T/r.log")
 pair "-m uring-splice -b 1Mi --pipe-size 1Mi" "-m uring-splice -b 16Ki --pipe-size 16Ki" "$big"
-jq -e '.pipe == 16384' <(json_of "$T/r.log") >/dev/null || fail "pipe size: $(cat "$T/r.log")"
+jq -e '.pipe_bytes == 16384' <(json_of "$T/r.log") >/dev/null || fail "pipe size: $(cat "$T/r.log")"
 ok "--qd 1 and 32, buffer and pipe sizes"
 
 # Streams: stdin is sent as segments, and the receiver must stop at each

@@ -88,7 +88,7 @@ for sm in zerocopy rw; do
 	[ "$SRC" = 0 ] && [ "$RRC" = 0 ] || fail "mtu 61492, $sm: $(cat "$T/s.log" "$T/r.log")"
 	cmp -s "$T/src.$big" "$T/dst" || fail "mtu 61492, $sm: data differs"
 	check "$big" "mtu 61492, $sm"
-	jq -r --arg sm "$sm" '"  mss \(.tcp.rcv_mss), \($sm) sender: " +
+	jq -r --arg sm "$sm" '"  mss \(.tcp.rcv_mss_bytes), \($sm) sender: " +
 		"\(.zerocopy.zc_bytes) B mapped, \(.zerocopy.copied_bytes) B copied"' <(json_of "$T/r.log")
 done
 ok "MTU 61492 namespace: accounting adds up"

@@ -102,7 +102,7 @@ EOF
 	t "" relay ""
 
 	# Every long option --help prints, and the short ones it lists first.
-	for cmd in "" send recv bench "bench relay" filebench probe relay; do
+	for cmd in "" send recv bench "bench relay" filebench probe relay serve; do
 		# shellcheck disable=SC2086
 		help=$("$DND" $cmd --help 2>&1)
 		long=$(grep -oE -- "--[a-z][a-z0-9-]*" <<<"$help" | sort -u)

@@ -126,6 +126,15 @@ setup_ns() {
 	NS_A=$a NS_B=$b
 }
 
+# ns_listen NS PORT: waits (up to 10 s) until something listens in NS.
+ns_listen() {
+	for _ in $(seq 1 200); do
+		ip netns exec "$1" ss -Htln "sport = :$2" | grep -q . && return 0
+		sleep 0.05
+	done
+	fail "nothing listens on port $2 in $1 after 10 s"
+}
+
 # random_file PATH SIZE: SIZE bytes of random data.
 random_file() { head -c "$2" /dev/urandom >"$1"; }
 

@@ -1,0 +1,154 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Command line of `dnd serve`: the directory, who may connect, the limits;
+ * or --new-key to write a key file and exit.
+ */
+#include <errno.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/cmd_serve.h"
+#include "cli/opt_parse.h"
+#include "core/log.h"
+#include "serve/serve.h"
+
+struct serve_cli {
+	struct serve_opts o;
+	const char *new_key;
+};
+
+#define C struct serve_cli
+
+static int serve_set_allow(void *obj, const struct opt_def *d,
+			   const char *opt, const char *arg)
+{
+	struct serve_cli *c = obj;
+	char why[160];
+
+	if (cidr_parse(&c->o.allow, arg, why, sizeof(why))) {
+		log_err("%s", why);
+		return 1;
+	}
+	c->o.has_allow = true;
+	return 0;
+}
+
+static const struct opt_def serve_defs[] = {
+	{ .name = "dir", .type = DND_OPT_STRING, .metavar = "DIR",
+	  .group = "What and where", .help = "serve names beneath DIR only "
+	  "(pushes land there, pulls read from there)", OPT_AT(C, o.dir) },
+	{ .name = "port", .letter = 'p', .type = DND_OPT_PORT,
+	  .group = "What and where", .help = "TCP port", OPT_AT(C, o.port) },
+	{ .name = "bind", .type = DND_OPT_STRING, .metavar = "ADDR",
+	  .group = "What and where", .def = "every address",
+	  .help = "listen on ADDR only", OPT_AT(C, o.bind) },
+	{ .name = "key", .type = DND_OPT_STRING, .metavar = "FILE",
+	  .group = "Who", .help = "a key file (mode 0600; at least 16 bytes) "
+	  "both ends prove with HMAC-SHA-256 challenge-response; without it "
+	  "only loopback peers are served", OPT_AT(C, o.key_file) },
+	{ .name = "new-key", .type = DND_OPT_STRING, .metavar = "FILE",
+	  .group = "Who", .help = "write a fresh key (32 random bytes as hex, "
+	  "mode 0600) to FILE and exit", OPT_AT(C, new_key) },
+	{ .name = "allow", .type = DND_OPT_CALL, .set = serve_set_allow,
+	  .metavar = "CIDR[,CIDR...]", .group = "Who", .def = "anyone",
+	  .help = "accept connections from these prefixes only" },
+	{ .name = "max-sessions", .type = DND_OPT_COUNT, .min = 1,
+	  .max = 4096, .hint = "give 1 to 4096", .group = "Limits",
+	  .help = "transfers at once (however many streams each uses); one "
+	  "more is told 'server busy'", OPT_AT(C, o.max_sessions) },
+	{ .name = "max-bytes", .type = DND_OPT_SIZE, .max = 1ULL << 60,
+	  .group = "Limits",
+	  .def = "0, no limit", .help = "refuse a push longer than SIZE",
+	  OPT_AT(C, o.max_bytes) },
+	{ .name = "replace", .type = DND_OPT_FLAG, .group = "Limits",
+	  .help = "a push may replace an existing file (atomically, once "
+	  "verified; on failure the old file stays)", OPT_AT(C, o.replace) },
+	{ .name = "grace", .type = DND_OPT_SECONDS, .group = "Limits",
+	  .help = "after SIGTERM or SIGINT, running sessions get SEC to finish "
+	  "before they are cut", OPT_AT(C, o.grace) },
+	{ .name = "timeout", .type = DND_OPT_SECONDS, .group = "Limits",
+	  .help = "a session fails after SEC without progress; 0: never",
+	  OPT_AT(C, o.timeout) },
+	{ .name = "json", .type = DND_OPT_FLAG, .group = "Output",
+	  .help = "the log as JSON Lines (\"type\": \"serve_session\")",
+	  OPT_AT(C, o.json) },
+	{ .name = "metrics", .type = DND_OPT_HOSTPORT,
+	  .flags = DND_OPT_F_ANYHOST, .group = "Output",
+	  .metavar = "[ADDR:]PORT", .help = "serve Prometheus counters at "
+	  "http://ADDR:PORT/metrics (ADDR default 127.0.0.1; port 0: any)",
+	  OPT_AT(C, o.metrics) },
+	{ .name = NULL },
+};
+
+static const struct opt_part serve_parts[] = {
+	{ serve_defs, 0 },
+	{ NULL, 0 },
+};
+
+static void serve_check(struct opt_state *st, void *obj)
+{
+	struct serve_cli *c = obj;
+
+	if (st->nargs) {
+		log_err("unexpected argument '%s'", st->args[0]);
+		st->bad++;
+	}
+	if (c->new_key && c->o.dir) {
+		log_err("--new-key writes a key and exits; run the server "
+			"without it");
+		st->bad++;
+	}
+	c->o.has_metrics = opt_given(st, "metrics");
+	if (!c->new_key && !c->o.dir) {
+		log_err("serve needs --dir DIR: where files land and are read");
+		st->bad++;
+	}
+}
+
+static const struct opt_cmd serve_cmd = {
+	.name = "serve",
+	.usage = "dnd serve --dir DIR [options] | dnd serve --new-key FILE",
+	.about = "Runs until SIGTERM or SIGINT and serves transfers beneath "
+		 "DIR: a push from 'dnd send' lands as DIR/NAME, a pull from "
+		 "'dnd recv' reads DIR/NAME (see their options under 'With "
+		 "dnd serve'). Each transfer runs in its own process; one log "
+		 "line per transfer on stderr.",
+	.notes = "Both ends prove the key; the trailer and the reply (count "
+		 "and hash) are authenticated; the data itself travels in "
+		 "clear.\nNames are resolved beneath DIR by the kernel "
+		 "(openat2: no '..', no symlinks); no directory is created.\n"
+		 "Exit: 0 stopped by a signal (or key written), 1 cannot "
+		 "serve, 2 usage error.",
+	.parts = serve_parts,
+	.roles = DND_ROLE_SERVE,
+	.check = serve_check,
+};
+
+int cmd_serve(int argc, char **argv)
+{
+	struct serve_cli c;
+	struct opt_state st;
+	char why[320];
+	int r;
+
+	memset(&c, 0, sizeof(c));
+	c.o.port = 13931;
+	c.o.max_sessions = 32;
+	c.o.grace = 10;
+	c.o.timeout = 60;
+	c.o.window = 128 * 1024;
+	r = opt_parse(&serve_cmd, &c, argc, argv, &st);
+	if (r >= 0)
+		return r;
+	if (!c.new_key)
+		return serve_run(&c.o);
+	r = key_new(c.new_key, why, sizeof(why));
+	if (r) {
+		log_err("%s", why);
+		return r == -EEXIST ? 2 : 1;
+	}
+	log_err("wrote a new key to %s (mode 0600); copy it to the clients "
+		"over a safe channel", c.new_key);
+	return 0;
+}

@@ -1,0 +1,116 @@
+// SPDX-License-Identifier: MIT
+/* The serve request inside the handshake; see params.h. */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "serve/params.h"
+
+#define GIB (1ULL << 30)
+
+static void put_be(uint8_t *p, uint64_t v, unsigned int n)
+{
+	while (n--) {
+		p[n] = (uint8_t)v;
+		v >>= 8;
+	}
+}
+
+static uint64_t get_be(const uint8_t *p, unsigned int n)
+{
+	uint64_t v = 0;
+
+	while (n--)
+		v = v << 8 | *p++;
+	return v;
+}
+
+size_t params_put(uint8_t *out, size_t cap, const struct serve_params *p)
+{
+	size_t mlen = strlen(p->method), need;
+	uint8_t *q;
+
+	need = SERVE_PARAMS_FIXED + mlen + p->name_len;
+	if (!mlen || mlen > SERVE_METHOD_MAX || !p->name_len ||
+	    p->name_len >= PATH_MAX || need > cap)
+		return 0;
+	memset(out, 0, SERVE_PARAMS_FIXED);
+	out[0] = p->op;
+	out[1] = p->flags;
+	put_be(out + 2, p->streams, 2);
+	put_be(out + 8, p->length, 8);
+	put_be(out + 16, p->bsz, 8);
+	out[24] = (uint8_t)mlen;
+	q = out + 25;
+	memcpy(q, p->method, mlen);
+	q += mlen;
+	put_be(q, p->name_len, 2);
+	memcpy(q + 2, p->name, p->name_len);
+	q[2 + p->name_len] = 0;
+	return need;
+}
+
+/* The fixed fields' ranges. 0 or -EBADMSG. */
+static int params_check(const struct serve_params *p, const uint8_t *in,
+			char *why, size_t whylen)
+{
+	const char *bad = NULL;
+
+	if (p->op != SERVE_PUSH && p->op != SERVE_PULL)
+		bad = "unknown operation";
+	else if (p->flags & ~(SERVE_PF_VERIFY | SERVE_PF_KNOWN))
+		bad = "unknown flags";
+	else if (p->op == SERVE_PULL && p->flags & SERVE_PF_KNOWN)
+		bad = "a pull declares no length";
+	else if (!(p->flags & SERVE_PF_KNOWN) && p->length)
+		bad = "a length without its flag";
+	else if (!p->streams || p->streams > 64)
+		bad = "stream count out of range";
+	else if (get_be(in + 4, 4))
+		bad = "reserved bytes are not zero";
+	else if (!p->bsz || p->bsz > GIB)
+		bad = "buffer size out of range";
+	if (!bad)
+		return 0;
+	snprintf(why, whylen, "malformed request: %s", bad);
+	return -EBADMSG;
+}
+
+int params_get(const uint8_t *in, size_t len, struct serve_params *p,
+	       char *why, size_t whylen)
+{
+	size_t mlen, nlen, i;
+	const uint8_t *q;
+
+	memset(p, 0, sizeof(*p));
+	if (len < SERVE_PARAMS_FIXED + 2)
+		goto short_msg;
+	p->op = in[0];
+	p->flags = in[1];
+	p->streams = (uint16_t)get_be(in + 2, 2);
+	p->length = get_be(in + 8, 8);
+	p->bsz = get_be(in + 16, 8);
+	if (params_check(p, in, why, whylen))
+		return -EBADMSG;
+	mlen = in[24];
+	if (!mlen || mlen > SERVE_METHOD_MAX ||
+	    len < SERVE_PARAMS_FIXED + mlen)
+		goto short_msg;
+	for (i = 0; i < mlen; i++)
+		if (!strchr("abcdefghijklmnopqrstuvwxyz0123456789-_",
+			    in[25 + i]) || !in[25 + i])
+			goto short_msg;
+	memcpy(p->method, in + 25, mlen);
+	q = in + 25 + mlen;
+	nlen = (size_t)get_be(q, 2);
+	if (!nlen || nlen >= PATH_MAX ||
+	    len != SERVE_PARAMS_FIXED + mlen + nlen || q[2 + nlen])
+		goto short_msg;
+	memcpy(p->name, q + 2, nlen);
+	p->name_len = nlen;
+	return 0;
+short_msg:
+	snprintf(why, whylen, "malformed request: lengths or method name "
+		 "do not add up");
+	return -EBADMSG;
+}

@@ -1,0 +1,56 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What a dnd serve client asks for, carried as the handshake's params (so
+ * both key proofs cover it): push or pull, the name beneath DIR, the
+ * server end's method and buffer, the declared length. Strict decoding.
+ */
+#ifndef DND_PARAMS_H
+#define DND_PARAMS_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/*
+ * Layout (big-endian), exactly 28 + method_len + name_len bytes:
+ *   0  u8  op (enum serve_op)      1  u8  flags (SERVE_PF_*)
+ *   2  u16 streams (1..64)         4  u32 zero
+ *   8  u64 length (push, with SERVE_PF_KNOWN; else 0)
+ *  16  u64 buffer (bytes per call at the server's end, 1..1 GiB)
+ *  24  u8  method_len (1..31), method name
+ *      u16 name_len (1..PATH_MAX-1), name (not NUL-terminated)
+ *      u8  zero
+ */
+#define SERVE_PARAMS_FIXED	28
+#define SERVE_METHOD_MAX	31
+
+enum serve_op {
+	SERVE_PUSH = 1,		/* the client sends, the server lands */
+	SERVE_PULL = 2,		/* the server sends a file beneath DIR */
+};
+
+#define SERVE_PF_VERIFY	(1u << 0)	/* the client hashes: verify */
+#define SERVE_PF_KNOWN	(1u << 1)	/* push: length is the payload's */
+
+struct serve_params {
+	uint8_t op;
+	uint8_t flags;
+	uint16_t streams;
+	uint64_t length;
+	uint64_t bsz;
+	char method[SERVE_METHOD_MAX + 1];
+	char name[PATH_MAX];	/* NUL-terminated after decoding */
+	size_t name_len;
+};
+
+/* Encodes p into out (cap bytes). Returns the length, or 0 when a field is
+ * out of range or cap is too small. */
+size_t params_put(uint8_t *out, size_t cap, const struct serve_params *p);
+
+/* Decodes exactly len bytes. Returns 0, or -EBADMSG with the reason in
+ * why (the name's own checks are confine_check_name()'s). */
+int params_get(const uint8_t *in, size_t len, struct serve_params *p,
+	       char *why, size_t whylen);
+
+#endif

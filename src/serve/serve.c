@@ -1,0 +1,426 @@
+// SPDX-License-Identifier: MIT
+/*
+ * dnd serve's parent: listens, forks a child per connection at once (the
+ * handshake runs there, under its deadline), reaps children and prints
+ * their log lines, keeps the session slots honest, and stops gracefully.
+ * It never reads a byte from a client itself.
+ */
+#include <sys/mman.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/json.h"
+#include "core/log.h"
+#include "core/metrics.h"
+#include "core/net.h"
+#include "core/stats.h"
+#include "serve/handshake.h"
+#include "serve/serve.h"
+
+struct kid {
+	pid_t pid;
+	int logfd;		/* the child's log line comes through here */
+	double t0;
+	char peer[96];
+};
+
+struct server {
+	const struct serve_opts *o;
+	struct serve_ctx ctx;
+	int lfd, sfd;
+	unsigned int cap, n;
+	struct kid *kids;
+	bool stopping;
+	double stop_at;
+	struct dnd_metrics *metrics;
+	struct {
+		uint64_t accepted, refused_allow, sessions, ok, failed, lost;
+		uint64_t pushed_bytes, pulled_bytes;
+	} count;
+};
+
+/* --metrics: the counters as Prometheus text, published after a change. */
+static void serve_publish(const struct server *sv)
+{
+	struct metrics_text t = { 0 };
+	char lab[32];
+
+	if (!sv->metrics)
+		return;
+	metrics_add(&t, "serve_connections_total", "counter", "Connections "
+		    "accepted.", NULL, (double)sv->count.accepted);
+	metrics_add(&t, "serve_refused_total", "counter", "Connections "
+		    "refused, by cause.", "cause=\"allow\"",
+		    (double)sv->count.refused_allow);
+	metrics_add(&t, "serve_sessions_total", "counter", "Sessions that "
+		    "ended, by outcome.", "outcome=\"ok\"", (double)sv->count.ok);
+	metrics_add(&t, "serve_sessions_total", NULL, NULL,
+		    "outcome=\"failed\"", (double)sv->count.failed);
+	metrics_add(&t, "serve_sessions_total", NULL, NULL,
+		    "outcome=\"killed\"", (double)sv->count.lost);
+	metrics_add(&t, "serve_children", "gauge", "Session and handshake "
+		    "processes alive.", NULL, sv->n);
+	snprintf(lab, sizeof(lab), "direction=\"push\"");
+	metrics_add(&t, "serve_bytes_total", "counter", "Payload bytes of "
+		    "the sessions that ended.", lab,
+		    (double)sv->count.pushed_bytes);
+	metrics_add(&t, "serve_bytes_total", NULL, NULL,
+		    "direction=\"pull\"", (double)sv->count.pulled_bytes);
+	if (!t.oom && t.buf)
+		metrics_publish(sv->metrics, t.buf);
+	metrics_text_free(&t);
+}
+
+/* Counts one child's tally (a session or a handshake that failed). */
+static void serve_tally(struct server *sv, const struct serve_tally *t)
+{
+	if (t->ran)
+		sv->count.sessions++;
+	if (t->ok)
+		sv->count.ok++;
+	else
+		sv->count.failed++;
+	if (t->pull)
+		sv->count.pulled_bytes += t->bytes;
+	else
+		sv->count.pushed_bytes += t->bytes;
+}
+
+/* A session's log line written by the parent: no transfer ran. */
+static void serve_log(const struct server *sv, const char *peer,
+		      double secs, const char *what)
+{
+	struct json j;
+
+	if (!sv->o->json) {
+		log_err("session %s: %s", peer, what);
+		return;
+	}
+	json_begin_doc(&j, stderr, "serve_session");
+	json_str(&j, "peer", peer);
+	json_u64(&j, "bytes", 0);
+	json_f64(&j, "seconds", secs);
+	json_str(&j, "verdict", "failed");
+	json_str(&j, "error", what);
+	json_end(&j);
+	fflush(stderr);
+}
+
+/* A line for a child that could not say how it ended. */
+static void serve_log_lost(struct server *sv, const struct kid *k, int st)
+{
+	char what[96];
+
+	if (WIFSIGNALED(st))
+		snprintf(what, sizeof(what), "the session process was killed "
+			 "by %s", strsignal(WTERMSIG(st)));
+	else
+		snprintf(what, sizeof(what), "the session process exited %d "
+			 "without a log line", WEXITSTATUS(st));
+	serve_log(sv, k->peer, stats_now() - k->t0, what);
+}
+
+static void serve_reaped(struct server *sv, pid_t pid, int st)
+{
+	char line[4096];
+	unsigned int i;
+	ssize_t got;
+
+	for (i = 0; i < sv->o->max_sessions; i++) {
+		pid_t want = pid;
+
+		__atomic_compare_exchange_n(&sv->ctx.slots[i], &want,
+					    (pid_t)0, false, __ATOMIC_SEQ_CST,
+					    __ATOMIC_SEQ_CST);
+	}
+	for (i = 0; i < sv->n && sv->kids[i].pid != pid; i++)
+		;
+	if (i == sv->n)
+		return;
+	got = read(sv->kids[i].logfd, line, sizeof(line) - 1);
+	if (got > (ssize_t)sizeof(struct serve_tally)) {
+		struct serve_tally t;
+
+		memcpy(&t, line, sizeof(t));
+		serve_tally(sv, &t);
+		line[got] = 0;
+		fputs(line + sizeof(t), stderr);
+		fflush(stderr);
+	} else {
+		sv->count.lost++;
+		serve_log_lost(sv, &sv->kids[i], st);
+	}
+	close(sv->kids[i].logfd);
+	sv->kids[i] = sv->kids[--sv->n];
+	serve_publish(sv);
+}
+
+static void serve_reap(struct server *sv)
+{
+	pid_t pid;
+	int st;
+
+	while ((pid = waitpid(-1, &st, WNOHANG)) > 0)
+		serve_reaped(sv, pid, st);
+}
+
+static bool serve_in_session(const struct server *sv, pid_t pid)
+{
+	unsigned int i;
+
+	for (i = 0; i < sv->o->max_sessions; i++)
+		if (__atomic_load_n(&sv->ctx.slots[i], __ATOMIC_SEQ_CST) == pid)
+			return true;
+	return false;
+}
+
+/*
+ * Makes room for one more handshake: the oldest pending one (no slot yet)
+ * is dropped when SERVE_PENDING_MAX are waiting, so idle connections can
+ * never keep a real client out for long.
+ */
+static void serve_make_room(struct server *sv)
+{
+	unsigned int i, pending = 0, old = sv->n;
+
+	for (i = 0; i < sv->n; i++) {
+		if (serve_in_session(sv, sv->kids[i].pid))
+			continue;
+		pending++;
+		if (old == sv->n || sv->kids[i].t0 < sv->kids[old].t0)
+			old = i;
+	}
+	if (pending >= SERVE_PENDING_MAX && old < sv->n)
+		kill(sv->kids[old].pid, SIGKILL);
+}
+
+/* The child's half of the fork. */
+static void serve_fork_child(struct server *sv, int fd, const char *peer,
+			     int logfd)
+{
+	sigset_t none;
+
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	close(sv->lfd);
+	close(sv->sfd);
+	/* Not in the terminal's process group: ^C stops the parent, which
+	 * then lets the sessions finish. */
+	setpgid(0, 0);
+	serve_child(&sv->ctx, fd, peer, logfd);
+}
+
+/* One connection: refused at once by --allow, or handed to a child. */
+static void serve_accept(struct server *sv)
+{
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof(ss);
+	int fd, p[2];
+	char peer[96];
+	pid_t pid;
+
+	fd = accept4(sv->lfd, (struct sockaddr *)&ss, &sl, SOCK_CLOEXEC);
+	if (fd < 0)
+		return;
+	net_addr_str((struct sockaddr *)&ss, sl, peer, sizeof(peer));
+	sv->count.accepted++;
+	if (sv->o->has_allow && !cidr_match(&sv->o->allow,
+					    (struct sockaddr *)&ss, sl)) {
+		serve_log(sv, peer, 0, "refused: not in --allow");
+		sv->count.refused_allow++;
+		serve_publish(sv);
+		close(fd);
+		return;
+	}
+	while (sv->n >= sv->cap) {
+		serve_make_room(sv);
+		serve_reap(sv);
+		if (sv->n >= sv->cap)
+			usleep(1000);
+	}
+	serve_make_room(sv);
+	if (pipe2(p, O_CLOEXEC | O_NONBLOCK)) {
+		close(fd);
+		return;
+	}
+	pid = fork();
+	if (pid == 0) {
+		close(p[0]);
+		serve_fork_child(sv, fd, peer, p[1]);
+	}
+	close(p[1]);
+	close(fd);
+	if (pid < 0) {
+		log_err("session %s: cannot fork: %s", peer, strerror(errno));
+		close(p[0]);
+		return;
+	}
+	sv->kids[sv->n] = (struct kid){ .pid = pid, .logfd = p[0],
+					.t0 = stats_now() };
+	snprintf(sv->kids[sv->n].peer, sizeof(sv->kids[0].peer), "%s", peer);
+	sv->n++;
+}
+
+/* SIGINT/SIGTERM: no more clients; handshakes end now, sessions within
+ * the grace period, then SIGTERM (their landing aborts), then SIGKILL. */
+static void serve_stop(struct server *sv)
+{
+	unsigned int i;
+
+	if (!sv->stopping) {
+		sv->stopping = true;
+		sv->stop_at = stats_now() + sv->o->grace;
+		close(sv->lfd);
+		sv->lfd = -1;
+		log_err("stopping: %u session(s) get %g s to finish", sv->n,
+			sv->o->grace);
+	}
+	for (i = 0; i < sv->n; i++)
+		if (!serve_in_session(sv, sv->kids[i].pid))
+			kill(sv->kids[i].pid, SIGKILL);
+}
+
+static void serve_signals(struct server *sv)
+{
+	struct signalfd_siginfo si;
+
+	while (read(sv->sfd, &si, sizeof(si)) == sizeof(si))
+		if (si.ssi_signo != SIGCHLD)
+			serve_stop(sv);
+	serve_reap(sv);
+}
+
+/* The stop's deadlines; true when every child is gone. */
+static bool serve_drained(struct server *sv)
+{
+	double now = stats_now();
+	unsigned int i;
+
+	for (i = 0; i < sv->n; i++)
+		if (now >= sv->stop_at)
+			kill(sv->kids[i].pid, now >= sv->stop_at + 3 ?
+			     SIGKILL : SIGTERM);
+	return sv->n == 0;
+}
+
+static int serve_loop(struct server *sv)
+{
+	struct pollfd pfd[2];
+	double now;
+	unsigned int i;
+
+	for (;;) {
+		pfd[0] = (struct pollfd){ .fd = sv->sfd, .events = POLLIN };
+		pfd[1] = (struct pollfd){ .fd = sv->lfd, .events = POLLIN };
+		if (poll(pfd, sv->lfd >= 0 ? 2 : 1, 200) < 0 && errno != EINTR)
+			return 1;
+		if (pfd[0].revents)
+			serve_signals(sv);
+		if (sv->lfd >= 0 && pfd[1].revents & POLLIN)
+			serve_accept(sv);
+		serve_reap(sv);
+		if (sv->stopping && serve_drained(sv))
+			return 0;
+		/* A handshake that outlived its deadline (a stopped child). */
+		now = stats_now();
+		for (i = 0; i < sv->n; i++)
+			if (now - sv->kids[i].t0 > DND_HS_TIMEOUT + 5 &&
+			    !serve_in_session(sv, sv->kids[i].pid))
+				kill(sv->kids[i].pid, SIGKILL);
+	}
+}
+
+/* The listening socket, the signals and the tables. 0 or 1. */
+static int serve_setup(struct server *sv)
+{
+	const struct serve_opts *o = sv->o;
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof(ss);
+	char err[256], at[96];
+	sigset_t set;
+
+	sv->cap = o->max_sessions + SERVE_PENDING_MAX;
+	sv->kids = calloc(sv->cap, sizeof(*sv->kids));
+	sv->ctx.slots = mmap(NULL, o->max_sessions * sizeof(pid_t),
+			     PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
+			     -1, 0);
+	if (!sv->kids || sv->ctx.slots == MAP_FAILED) {
+		log_err("out of memory");
+		return 1;
+	}
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGHUP);
+	sigaddset(&set, SIGCHLD);
+	sigprocmask(SIG_BLOCK, &set, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	sv->sfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+	sv->lfd = net_listen_nb(o->bind, o->port, 1024, err, sizeof(err));
+	if (sv->lfd < 0 || sv->sfd < 0) {
+		log_err("%s", sv->lfd < 0 ? err : "signalfd failed");
+		return 1;
+	}
+	if (getsockname(sv->lfd, (struct sockaddr *)&ss, &sl) == 0) {
+		net_addr_str((struct sockaddr *)&ss, sl, at, sizeof(at));
+		log_err("listening on %s", at);
+	}
+	if (!o->key_file)
+		log_err("no --key: only loopback peers are served (the data "
+			"travels in clear either way)");
+	if (o->has_metrics) {
+		sv->metrics = metrics_start(o->metrics.host[0] ?
+					    o->metrics.host : NULL,
+					    o->metrics.port, at, sizeof(at),
+					    err, sizeof(err));
+		if (!sv->metrics) {
+			log_err("--metrics: %s", err);
+			return 1;
+		}
+		log_err("metrics on http://%s/metrics", at);
+		serve_publish(sv);
+	}
+	return 0;
+}
+
+int serve_run(const struct serve_opts *o)
+{
+	struct server sv = { .o = o, .lfd = -1, .sfd = -1 };
+	char why[320];
+	int code;
+
+	sv.ctx.o = o;
+	if (confine_open(&sv.ctx.dir, o->dir, why, sizeof(why))) {
+		log_err("cannot serve %s: %s", o->dir, why);
+		return 2;
+	}
+	if (o->key_file && key_load(o->key_file, &sv.ctx.key, why,
+				    sizeof(why))) {
+		log_err("%s", why);
+		confine_close(&sv.ctx.dir);
+		return 2;
+	}
+	code = serve_setup(&sv);
+	if (!code)
+		code = serve_loop(&sv);
+	if (sv.lfd >= 0)
+		close(sv.lfd);
+	if (sv.sfd >= 0)
+		close(sv.sfd);
+	metrics_stop(sv.metrics);
+	free(sv.kids);
+	key_wipe(&sv.ctx.key);
+	confine_close(&sv.ctx.dir);
+	if (!code)
+		log_err("stopped");
+	return code;
+}

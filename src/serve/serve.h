@@ -1,0 +1,69 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * dnd serve: a lasting receiver (and, for pulls, sender) of files beneath
+ * one directory. The parent accepts and forks a child per connection at
+ * once; the child runs the handshake under a deadline, then one transfer
+ * (session.c's dialogues on the same socket), and hands the parent its
+ * log line. A child that crashes or is killed never stops the server.
+ */
+#ifndef DND_SERVE_H
+#define DND_SERVE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "cli/opt_parse.h"
+#include "serve/cidr.h"
+#include "serve/confine.h"
+#include "serve/key.h"
+
+#define SERVE_PENDING_MAX	128	/* handshakes at once; the oldest
+					 * is dropped to make room */
+
+struct serve_opts {
+	const char *dir;
+	const char *bind;	/* NULL: every address */
+	uint16_t port;
+	const char *key_file;	/* NULL: keyless, loopback peers only */
+	bool has_allow;
+	struct cidr_list allow;
+	unsigned int max_sessions;
+	uint64_t max_bytes;	/* 0: no limit */
+	bool replace;
+	bool json;
+	double grace;		/* seconds sessions get after SIGTERM */
+	uint64_t window;	/* the sessions' socket buffers */
+	double timeout;		/* the sessions' --timeout */
+	struct opt_addr metrics;	/* --metrics; port 0 and no host: off */
+	bool has_metrics;
+};
+
+/* What a session child tells the parent before its log line, for the
+ * counters of --metrics. */
+struct serve_tally {
+	uint64_t bytes;
+	uint8_t ok;		/* landed or sent and verified/counted */
+	uint8_t pull;		/* the server sent */
+	uint8_t ran;		/* got as far as a transfer */
+	uint8_t pad[5];
+};
+
+/* Runs the server until SIGINT or SIGTERM. Returns the exit code: 0 after
+ * a graceful stop, 1 when it cannot serve (cause printed), 2 for a bad
+ * DIR or key file. */
+int serve_run(const struct serve_opts *o);
+
+/* What a session child needs from the parent (serve_child.c). */
+struct serve_ctx {
+	const struct serve_opts *o;
+	struct dnd_confine dir;
+	struct dnd_key key;		/* when o->key_file */
+	pid_t *slots;			/* shared: o->max_sessions pids */
+};
+
+/* The child's whole life on connection fd from peer: handshake, checks,
+ * verdict, transfer; its log line is written to logfd. Never returns. */
+void serve_child(const struct serve_ctx *c, int fd, const char *peer,
+		 int logfd) __attribute__((noreturn));
+
+#endif

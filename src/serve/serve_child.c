@@ -1,0 +1,351 @@
+// SPDX-License-Identifier: MIT
+/*
+ * One dnd serve session, in its own process: the handshake under its
+ * deadline, the request's checks (name confined beneath DIR, method, size,
+ * free space, a free session slot), the verdict, then the transfer on the
+ * same socket, and one log line for the parent.
+ */
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/io.h"
+#include "core/json.h"
+#include "core/stats.h"
+#include "serve/handshake.h"
+#include "serve/params.h"
+#include "serve/serve.h"
+#include "xfer/method.h"
+#include "xfer/report.h"
+#include "xfer/session.h"
+#include "xfer/xfer.h"
+
+#define SERVE_ST_REFUSED	1	/* the request cannot be served */
+#define SERVE_ST_BUSY		2	/* --max-sessions are running */
+
+struct child {
+	const struct serve_ctx *c;
+	const char *peer;
+	int fd;
+	double deadline;
+	struct dnd_auth auth;
+	struct serve_params p;
+	bool have_p;
+	const struct dnd_method *m;
+	int dfd, rfd;		/* push: the name's parent; pull: the file */
+	char base[NAME_MAX + 1];
+	char path[PATH_MAX + 64];
+	struct dnd_result res;
+	bool ran;
+	char err[512];
+};
+
+/* Printable for a log: other bytes become '?'. */
+static void child_clean(char *out, size_t cap, const char *in, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n && i + 1 < cap; i++)
+		out[i] = in[i] >= 0x20 && in[i] < 0x7f ? in[i] : '?';
+	out[i] = 0;
+}
+
+static void child_log_json(struct child *k, FILE *f, const char *name)
+{
+	struct json j;
+
+	json_begin_doc(&j, f, "serve_session");
+	json_str(&j, "peer", k->peer);
+	json_str(&j, "direction", !k->have_p ? NULL :
+		 k->p.op == SERVE_PUSH ? "push" : "pull");
+	json_str(&j, "name", k->have_p ? name : NULL);
+	json_str(&j, "method", k->have_p ? k->p.method : NULL);
+	json_u64(&j, "bytes", k->res.bytes);
+	json_f64(&j, "seconds", k->res.timed ? k->res.cost.wall : 0);
+	json_str(&j, "verdict", k->err[0] ? "failed" : k->res.verdict);
+	json_str(&j, "error", k->err[0] ? k->err : NULL);
+	json_end(&j);
+}
+
+/* The tally for the parent's counters, then the line: one write. */
+static void child_log_send(const struct child *k, int logfd,
+			   const char *line)
+{
+	struct serve_tally t = {
+		.bytes = k->res.bytes,
+		.ok = !k->err[0] && k->ran,
+		.pull = k->have_p && k->p.op == SERVE_PULL,
+		.ran = k->ran,
+	};
+	char buf[sizeof(t) + 2048];
+	size_t n = strlen(line);
+
+	memcpy(buf, &t, sizeof(t));
+	memcpy(buf + sizeof(t), line, n);
+	if (write(logfd, buf, sizeof(t) + n) < 0)
+		return;
+}
+
+/* The session's one log line, through the parent (one write). */
+static void child_log(struct child *k, int logfd)
+{
+	char name[128], line[2048];
+	FILE *f = fmemopen(line, sizeof(line) - 1, "w");
+
+	if (!f)
+		return;
+	child_clean(name, sizeof(name), k->p.name, k->p.name_len);
+	if (!k->err[0] && k->res.error[0])
+		snprintf(k->err, sizeof(k->err), "%s", k->res.error);
+	if (k->c->o->json) {
+		child_log_json(k, f, name);
+	} else {
+		fprintf(f, "dnd: session %s", k->peer);
+		if (k->have_p)
+			fprintf(f, " %s %s -m %s", k->p.op == SERVE_PUSH ?
+				"push" : "pull", name, k->p.method);
+		fprintf(f, ": %llu bytes in %.3f s, ",
+			(unsigned long long)k->res.bytes,
+			k->res.timed ? k->res.cost.wall : 0.0);
+		if (k->err[0])
+			fprintf(f, "failed: %s\n", k->err);
+		else
+			fprintf(f, "%s\n", k->res.verdict);
+	}
+	fflush(f);
+	line[ftell(f)] = 0;
+	fclose(f);
+	child_log_send(k, logfd, line);
+}
+
+/* Refuses the request with reason (also the log's). Returns 1. */
+static int child_refuse(struct child *k, uint16_t status, const char *reason)
+{
+	char why[256];
+
+	snprintf(k->err, sizeof(k->err), "refused: %s", reason);
+	hs_verdict(k->fd, &k->auth, status, reason, k->deadline, why,
+		   sizeof(why));
+	return 1;
+}
+
+/* The method exists, goes this way and works on this kernel. 0 or 1. */
+static int child_method(struct child *k)
+{
+	bool pull = k->p.op == SERVE_PULL;
+	struct xfer_cfg cfg = {
+		.sender = pull,
+		.ep = DND_EP_FILE,
+		.fmode = S_IFREG,
+		.bsz = k->p.bsz,
+	};
+	char why[256], reason[320];
+
+	k->m = method_find(k->p.method);
+	if (!k->m) {
+		snprintf(reason, sizeof(reason), "no method '%s' here (dnd "
+			 "probe lists them)", k->p.method);
+		return child_refuse(k, SERVE_ST_REFUSED, reason);
+	}
+	if (pull ? !k->m->send : !k->m->recv) {
+		snprintf(reason, sizeof(reason), "--peer-method %s cannot %s",
+			 k->m->name, pull ? "send" : "receive");
+		return child_refuse(k, SERVE_ST_REFUSED, reason);
+	}
+	cfg.m = k->m;
+	if (xfer_check(&cfg, why, sizeof(why))) {
+		snprintf(reason, sizeof(reason), "--peer-method %s is not "
+			 "usable on the server: %s", k->m->name, why);
+		return child_refuse(k, SERVE_ST_REFUSED, reason);
+	}
+	return 0;
+}
+
+/* A push: the name's parent beneath DIR, the size against the limits. */
+static int child_push(struct child *k)
+{
+	const struct serve_opts *o = k->c->o;
+	struct dnd_confined t;
+	uint64_t avail;
+	char why[320];
+
+	if (confine_resolve(&k->c->dir, k->p.name, k->p.name_len, &t, why,
+			    sizeof(why)))
+		return child_refuse(k, SERVE_ST_REFUSED, why);
+	k->dfd = t.dirfd;
+	snprintf(k->base, sizeof(k->base), "%s", t.base);
+	if (t.exists && !o->replace) {
+		snprintf(why, sizeof(why), "%.200s exists on the server, which "
+			 "runs without --replace", k->p.name);
+		return child_refuse(k, SERVE_ST_REFUSED, why);
+	}
+	if (o->max_bytes && !(k->p.flags & SERVE_PF_KNOWN))
+		return child_refuse(k, SERVE_ST_REFUSED, "the length is not "
+				    "known in advance and the server has "
+				    "--max-bytes; send with -l SIZE");
+	if (o->max_bytes && k->p.length > o->max_bytes) {
+		snprintf(why, sizeof(why), "%llu bytes is above the server's "
+			 "--max-bytes %llu", (unsigned long long)k->p.length,
+			 (unsigned long long)o->max_bytes);
+		return child_refuse(k, SERVE_ST_REFUSED, why);
+	}
+	if (confine_space(&k->c->dir, k->p.length, &avail, why, sizeof(why)))
+		return child_refuse(k, SERVE_ST_REFUSED, why);
+	snprintf(k->path, sizeof(k->path), "/proc/self/fd/%d/%s", k->dfd,
+		 k->base);
+	return 0;
+}
+
+static int child_pull(struct child *k)
+{
+	char why[320];
+
+	if (confine_open_read(&k->c->dir, k->p.name, k->p.name_len, &k->rfd,
+			      why, sizeof(why)))
+		return child_refuse(k, SERVE_ST_REFUSED, why);
+	snprintf(k->path, sizeof(k->path), "/proc/self/fd/%d", k->rfd);
+	return 0;
+}
+
+/* Takes a free session slot (the parent frees it when we are reaped). */
+static bool child_claim(const struct serve_ctx *c)
+{
+	pid_t me = getpid(), free_slot;
+	unsigned int i;
+
+	for (i = 0; i < c->o->max_sessions; i++) {
+		free_slot = 0;
+		if (__atomic_compare_exchange_n(&c->slots[i], &free_slot, me,
+						false, __ATOMIC_SEQ_CST,
+						__ATOMIC_SEQ_CST))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * After a failed handshake: our last bytes (a preamble that names the
+ * mismatch) must reach the client, and closing with its unread bytes in
+ * our queue would reset the connection and drop them. So: FIN, then read
+ * and discard what it still sends, for a second at most.
+ */
+static void child_linger(int fd)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+	double end = stats_now() + 1;
+	char buf[4096];
+	int n = 0;
+
+	shutdown(fd, SHUT_WR);
+	while (n++ < 64 && poll(&p, 1, (int)((end - stats_now()) * 1000)) > 0)
+		if (recv(fd, buf, sizeof(buf), MSG_DONTWAIT) <= 0)
+			break;
+}
+
+/* Handshake, request, verdict. 0 when the transfer may start. */
+static int child_admit(struct child *k)
+{
+	const struct serve_ctx *c = k->c;
+	struct dnd_hs_cfg cfg = {
+		.mode = c->o->key_file ? DND_AUTH_KEY : DND_AUTH_NONE,
+		.key = c->o->key_file ? &c->key : NULL,
+		.version = DND_AUTH_VERSION,
+		.deadline = k->deadline,
+	};
+	char why[512];
+
+	if (hs_server(k->fd, &cfg, &k->auth, k->err, sizeof(k->err))) {
+		child_linger(k->fd);
+		return 1;
+	}
+	if (params_get(k->auth.params, k->auth.params_len, &k->p, why,
+		       sizeof(why)))
+		return child_refuse(k, SERVE_ST_REFUSED, why);
+	k->have_p = true;
+	if (k->p.streams > 1)
+		return child_refuse(k, SERVE_ST_REFUSED, "this server takes "
+				    "one stream per transfer; use -P 1");
+	if (child_method(k) ||
+	    (k->p.op == SERVE_PUSH ? child_push(k) : child_pull(k)))
+		return 1;
+	if (!child_claim(c)) {
+		snprintf(why, sizeof(why), "server busy: %u sessions are "
+			 "running (--max-sessions); try again later",
+			 c->o->max_sessions);
+		return child_refuse(k, SERVE_ST_BUSY, why);
+	}
+	if (hs_verdict(k->fd, &k->auth, 0, "", k->deadline, k->err,
+		       sizeof(k->err)))
+		return 1;
+	return 0;
+}
+
+/* The transfer itself, as one-shot dnd does it, on this socket. */
+static int child_transfer(struct child *k)
+{
+	const struct serve_opts *o = k->c->o;
+	struct session_link l = {
+		.server = true,
+		.sock = k->fd,
+		.auth = &k->auth,
+		.max_bytes = o->max_bytes,
+		.label = k->p.name,
+		.res = &k->res,
+	};
+	struct session_opts so = {
+		.sender = k->p.op == SERVE_PULL,
+		.file = k->path,
+		.m = k->m,
+		.bsz = k->p.bsz,
+		.window = o->window,
+		.splice_flags = SPLICE_F_MOVE,
+		.truncate = o->replace,
+		.verify = k->p.flags & SERVE_PF_VERIFY,
+		.timeout = o->timeout,
+		.streams = 1,
+		.link = &l,
+	};
+	int code;
+
+	k->fd = -1;	/* the session owns it now */
+	code = session_run(&so);
+	k->ran = true;
+	return code;
+}
+
+void serve_child(const struct serve_ctx *c, int fd, const char *peer,
+		 int logfd)
+{
+	struct child *k = calloc(1, sizeof(*k));
+	int null = open("/dev/null", O_WRONLY | O_CLOEXEC), code = 1;
+
+	/* Messages go into the one log line, not to the server's stderr. */
+	if (null >= 0)
+		dup2(null, 2);
+	prctl(PR_SET_PDEATHSIG, SIGTERM);
+	io_install_signals();
+	if (!k)
+		_exit(1);
+	k->c = c;
+	k->peer = peer;
+	k->fd = fd;
+	k->dfd = k->rfd = -1;
+	k->deadline = stats_now() + DND_HS_TIMEOUT;
+	k->res.verdict = "failed";
+	/* A backstop under the handshake's own deadline. */
+	alarm((unsigned int)DND_HS_TIMEOUT + 2);
+	if (!child_admit(k)) {
+		alarm(0);
+		code = child_transfer(k);
+	}
+	child_log(k, logfd);
+	_exit(code);
+}

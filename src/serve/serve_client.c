@@ -1,0 +1,71 @@
+// SPDX-License-Identifier: MIT
+/* dnd serve's client: connect and handshake; see serve_client.h. */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/net.h"
+#include "core/stats.h"
+#include "serve/handshake.h"
+#include "serve/serve_client.h"
+
+/* The handshake's failure as the user should read it. */
+static void client_why(int r, const char *why, char *err, size_t len)
+{
+	if (r == -EACCES && strncmp(why, "authentication failed", 21))
+		snprintf(err, len, "authentication failed: %s", why);
+	else if (r == -ENODATA || r == -ECONNRESET || r == -EPIPE)
+		snprintf(err, len, "the server closed the connection during "
+			 "the handshake: it refuses this client (a server "
+			 "without --key serves loopback peers only; see "
+			 "--allow and its log)");
+	else
+		snprintf(err, len, "%s", why);
+}
+
+static int client_open(struct session_link *l, bool known, uint64_t len,
+		       char *peer, size_t plen, char *err, size_t elen)
+{
+	struct serve_client *c = l->arg;
+	struct dnd_hs_cfg cfg = {
+		.mode = c->key ? DND_AUTH_KEY : DND_AUTH_NONE,
+		.key = c->key,
+		.version = DND_AUTH_VERSION,
+	};
+	uint8_t params[DND_AUTH_PARAMS_MAX];
+	char why[320];
+	size_t n;
+	int fd, r;
+
+	if (c->p.op == SERVE_PUSH && known) {
+		c->p.flags |= SERVE_PF_KNOWN;
+		c->p.length = len;
+	}
+	n = params_put(params, sizeof(params), &c->p);
+	if (!n) {
+		snprintf(err, elen, "the name is too long for the request");
+		return -EINVAL;
+	}
+	fd = net_connect(c->host, c->port, (int)c->window, c->connect_timeout,
+			 c->timeout, peer, plen, err, elen);
+	if (fd < 0)
+		return fd;
+	cfg.deadline = stats_now() + DND_HS_TIMEOUT;
+	r = hs_client(fd, &cfg, params, n, &c->auth, NULL, why, sizeof(why));
+	if (r) {
+		client_why(r, why, err, elen);
+		close(fd);
+		return r;
+	}
+	return fd;
+}
+
+void serve_client_link(struct serve_client *c, struct session_link *l)
+{
+	memset(l, 0, sizeof(*l));
+	l->open = client_open;
+	l->arg = c;
+	l->auth = &c->auth;
+	l->sock = -1;
+}

@@ -1,0 +1,31 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The client's side of dnd serve for `dnd send --to` and `dnd recv --from`:
+ * connect, the handshake carrying the request, then the session's usual
+ * dialogue on that connection (session_link's open()).
+ */
+#ifndef DND_SERVE_CLIENT_H
+#define DND_SERVE_CLIENT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "serve/auth.h"
+#include "serve/key.h"
+#include "serve/params.h"
+#include "xfer/session.h"
+
+struct serve_client {
+	const char *host;
+	uint16_t port;
+	uint64_t window;
+	double connect_timeout, timeout;
+	const struct dnd_key *key;	/* NULL: keyless (loopback servers) */
+	struct serve_params p;		/* op, name, method, buffer, verify */
+	struct dnd_auth auth;		/* the finished handshake's */
+};
+
+/* Points l at c: l->open connects and shakes hands with c's request. */
+void serve_client_link(struct serve_client *c, struct session_link *l);
+
+#endif

@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# dnd serve between two network namespaces (two hosts): push (send --to)
+# and pull (recv --from) with every method pair, byte-exact, each client's
+# report carrying the server's side; plus the keyless server on loopback.
+. "$(dirname "$0")/lib.sh"
+
+setup_ns
+d="$T/d"; mkdir "$d"
+(umask 077; "$DND" serve --new-key "$T/key" 2>/dev/null) || fail "--new-key"
+[ "$(stat -c %a "$T/key")" = 600 ] || fail "key mode $(stat -c %a "$T/key")"
+random_file "$T/src" 3000000
+next_port
+bg "$T/serve.log" ip netns exec "$NS_A" "$DND" serve --dir "$d" -p "$PORT" --key "$T/key" --grace 1
+spid=$BPID
+ns_listen "$NS_A" "$PORT"
+grep -q "listening on .*:$PORT" "$T/serve.log" || fail "no listening line: $(cat "$T/serve.log")"
+
+usable() { "$DND" probe --require "$1" >/dev/null 2>&1; }
+cli() { timeout 20 ip netns exec "$NS_B" "$DND" "$@" -c 10.231.0.1 -p "$PORT" --key "$T/key"; }
+
+n=0
+for cm in rw mmap sendfile splice vmsplice zerocopy uring uring-splice; do
+	usable "$cm" || { echo "# $cm not usable here: skipped"; continue; }
+	for sm in rw mmap splice vmsplice uring uring-splice tcpmmap; do
+		usable "$sm" || continue
+		expect_exit 0 cli send -m "$cm" --peer-method "$sm" --to "p-$cm-$sm" "$T/src"
+		expect_out "the server's side:"
+		cmp -s "$T/src" "$d/p-$cm-$sm" || fail "push $cm -> $sm differs"
+		n=$((n + 1))
+	done
+done
+ok "push: $n method pairs byte-exact, the server's numbers in each report"
+
+n=0
+for sm in rw mmap sendfile splice vmsplice zerocopy uring uring-splice; do
+	usable "$sm" || continue
+	for cm in rw mmap splice vmsplice uring uring-splice tcpmmap; do
+		usable "$cm" || continue
+		rm -f "$T/back"
+		expect_exit 0 cli recv -m "$cm" --peer-method "$sm" --from p-rw-rw "$T/back"
+		cmp -s "$T/src" "$T/back" || fail "pull $sm -> $cm differs"
+		n=$((n + 1))
+	done
+done
+ok "pull: $n method pairs byte-exact"
+
+# The JSON report carries the server's whole report of the same transfer.
+expect_exit 0 cli send --json --to j1 "$T/src"
+echo "$OUT" | grep '^{' >"$T/j"
+grep -q '"peer_report":{"schema":1,"type":"report".*"role":"recv".*"verdict":"verified".*"syscalls"' "$T/j" ||
+	fail "no server report in the JSON: $(cat "$T/j")"
+ok "--json: the server's report under peer_report"
+
+# One log line per session, with peer, direction, name, method, verdict.
+kill -TERM "$spid"
+wait "$spid" || fail "serve exited $? after SIGTERM"
+grep -q "session 10.231.0.2:[0-9]* push p-rw-splice -m splice: 3000000 bytes in [0-9.]* s, verified" "$T/serve.log" ||
+	fail "no push log line: $(cat "$T/serve.log")"
+grep -q "session 10.231.0.2:[0-9]* pull p-rw-rw -m sendfile: 3000000 bytes in [0-9.]* s, verified" "$T/serve.log" ||
+	fail "no pull log line"
+ok "one log line per session"
+
+# Keyless: loopback peers only, and the server says so at start.
+next_port
+bg "$T/serve2.log" ip netns exec "$NS_A" "$DND" serve --dir "$d" -p "$PORT" --json
+spid=$BPID
+ns_listen "$NS_A" "$PORT"
+grep -q "no --key: only loopback peers are served" "$T/serve2.log" || fail "keyless not said"
+expect_exit 0 timeout 20 ip netns exec "$NS_A" "$DND" send -c 127.0.0.1 -p "$PORT" --to lo1 "$T/src"
+cmp -s "$T/src" "$d/lo1" || fail "keyless loopback push differs"
+expect_exit 1 timeout 20 ip netns exec "$NS_B" "$DND" send -c 10.231.0.1 -p "$PORT" --to lo2 "$T/src"
+expect_out "it refuses this client (a server without --key serves loopback peers only"
+[ ! -e "$d/lo2" ] || fail "lo2 written by a keyless server for a remote peer"
+kill -TERM "$spid"; wait "$spid" || fail "serve exited $?"
+grep -q '"type":"serve_session".*"peer":"127.0.0.1:[0-9]*","direction":"push","name":"lo1","method":"rw","bytes":3000000,.*"verdict":"verified","error":null' "$T/serve2.log" ||
+	fail "no JSON log line: $(cat "$T/serve2.log")"
+grep -q '"peer":"10.231.0.2:[0-9]*".*"verdict":"failed","error":"keyless mode serves loopback only' "$T/serve2.log" ||
+	fail "remote keyless refusal not logged: $(cat "$T/serve2.log")"
+ok "keyless: loopback served, a remote peer refused and logged, JSON Lines"
