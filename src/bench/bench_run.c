@@ -5,7 +5,6 @@
  * --json. Nothing is taken on trust: the byte count and the verdict
  * ("verified" into a file, "counted" into /dev/null) are checked every run.
  */
-#include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <netinet/in.h>
@@ -23,6 +22,7 @@
 #include "bench/bench_run.h"
 #include "core/io.h"
 #include "core/log.h"
+#include "core/randfill.h"
 #include "xfer/method.h"
 #include "cli/opts.h"
 #include "core/stats.h"
@@ -32,48 +32,21 @@
 #define BENCH_PORT_HI	32000	/* below the usual ephemeral range */
 #define BENCH_GRACE	5.0	/* seconds the second child gets */
 
-/* splitmix64: fast, and random enough that no layer can compress it. */
-static uint64_t bench_rand(uint64_t *s)
-{
-	uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
-
 int bench_make_source(struct bench *b)
 {
-	size_t chunk = 1 << 20, i;
-	uint64_t seed = 0, left = b->src_size, *buf;
-	int fd, r = 0;
+	int fd, r;
 
-	buf = malloc(chunk);
-	if (!buf)
-		return -ENOMEM;
-	if (getrandom(&seed, sizeof(seed), 0) != sizeof(seed))
-		seed = (uint64_t)stats_now() * 1000003ULL ^ (uint64_t)getpid();
 	fd = open(b->src_path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 	if (fd == -1) {
 		r = -errno;
 		goto out;
 	}
-	while (left && !r && !io_stop_signal) {
-		size_t n = left < chunk ? (size_t)left : chunk;
-
-		for (i = 0; i < chunk / 8; i++)
-			buf[i] = bench_rand(&seed);
-		r = io_write_all(&(struct dnd_syscalls){ 0 }, fd, buf, n);
-		left -= n;
-	}
-	if (!r && io_stop_signal)
-		r = -EINTR;
+	r = randfill_fd(fd, b->src_size);
 	/* Synced, so that --cache cold can drop its pages. */
 	if (!r && fdatasync(fd) == -1)
 		r = -errno;
 	close(fd);
 out:
-	free(buf);
 	if (r && r != -EINTR)
 		log_err("cannot create the source file %s: %s; free some space "
 			"or choose another place with --dir", b->src_path,
