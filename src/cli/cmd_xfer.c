@@ -39,12 +39,11 @@ static const struct opt_word xfer_sync_words[] = {
 };
 
 static const struct opt_word xfer_end_words[] = {
-	{ "zero", SERVE_END_ZERO, "pull: the server sends --peer-size bytes "
-	  "of /dev/zero" },
+	{ "zero", SERVE_END_ZERO, "pull: the server sends /dev/zero" },
 	{ "null", SERVE_END_NULL, "push: the server discards into /dev/null" },
 	{ "scratch", SERVE_END_SCRATCH, "push: the server lands and verifies a "
 	  "randomly named file beneath DIR, then removes it; pull: it sends "
-	  "--peer-size random bytes from an unnamed file beneath DIR" },
+	  "random bytes from an unnamed file beneath DIR" },
 	{ NULL, 0, NULL },
 };
 
@@ -176,8 +175,8 @@ static const struct opt_def xfer_serve_opts[] = {
 	  "goes that way)", OPT_AT(X, peer_name) },
 	{ .name = "peer-end", .type = DND_OPT_WORD, .words = xfer_end_words,
 	  .metavar = "zero|null|scratch", .group = "With dnd serve",
-	  .help = "instead of --to/--from NAME, a far end the server picks "
-	  "itself (no name; for measuring)", OPT_AT(X, peer_end) },
+	  .help = "instead of a NAME, a far end the server picks itself (for "
+	  "measuring)", OPT_AT(X, peer_end) },
 	{ .name = "peer-size", .type = DND_OPT_SIZE, .min = 1,
 	  .max = DND_LEN_MAX, .roles = DND_ROLE_RECV, .group = "With dnd serve",
 	  .hint = "give a size, e.g. 1Gi", .help = "bytes a pull from "
