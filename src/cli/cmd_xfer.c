@@ -240,8 +240,8 @@ static void xfer_check_serve(struct opt_state *st, struct xfer_cli *x)
 		st->bad++;
 	}
 	if ((x->from || x->peer_end) && !o->host) {
-		log_err("--from NAME and --peer-end go to a dnd serve: give -c "
-			"HOST");
+		log_err("%s a dnd serve: give -c HOST", x->from ?
+			"--from NAME pulls from" : "--peer-end goes to");
 		st->bad++;
 	}
 	xfer_check_end(st, x);
