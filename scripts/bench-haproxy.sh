@@ -1,16 +1,22 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # dnd's splice relay next to HAProxy's (Debian's haproxy, mode tcp, option
-# splice-request + splice-response, nbthread 1), both driven by dnd's own load
-# generator in one interleaved run, for 1, 32 and 100 flows. Relay CPU is
-# utime+stime from /proc/PID/stat of the relay process alone, for both.
+# splice-request + splice-response), both driven by dnd's own load generator
+# in one interleaved run, for 1, 32 and 100 flows, with the same pipe size
+# and the same number of threads on both sides. Relay CPU is utime+stime
+# of the relay process alone, for both (/proc/PID/stat for HAProxy).
 #
 # usage: scripts/bench-haproxy.sh [--flows 1,32,100] [--bytes 4Gi]
 #                                 [--repeat 3] [--out FILE.jsonl]
+#                                 [--pipe-size SIZE] [--threads N]
 #                                 [--hap-pipesize BYTES]
 #                                 [-- extra 'dnd bench relay' options]
-# --hap-pipesize sets HAProxy's tune.pipesize (default: the kernel's 64 KiB,
-# as measured in research/anchors-bench.md; dnd's own default is 1 MiB).
+# --pipe-size: dnd's --pipe-size and HAProxy's tune.pipesize, the same for
+#   both (default: dnd's own, 1 MiB or fs.pipe-max-size if lower; 64Ki is
+#   the kernel's default, which HAProxy uses when not told).
+# --threads: dnd relay --threads N beside HAProxy nbthread N (default 1).
+# --hap-pipesize: HAProxy's tune.pipesize alone, to compare at unequal
+#   sizes on purpose (the output says so).
 # DND=path/to/dnd overrides the binary (default: ./dnd, built if missing).
 # Installs haproxy and jq with apt-get when they are missing (needs root).
 set -eu
@@ -21,19 +27,55 @@ flows=1,32,100
 bytes=4Gi
 repeat=3
 out=
+pipe_size=
+threads=1
 hap_pipesize=
 while [ $# -gt 0 ]; do
+	case $1 in
+	--flows|--bytes|--repeat|--out|--pipe-size|--threads|--hap-pipesize)
+		[ $# -ge 2 ] || { echo "bench-haproxy: $1 needs a value" >&2; exit 2; } ;;
+	esac
 	case $1 in
 	--flows) flows=$2; shift 2 ;;
 	--bytes) bytes=$2; shift 2 ;;
 	--repeat) repeat=$2; shift 2 ;;
 	--out) out=$2; shift 2 ;;
+	--pipe-size) pipe_size=$2; shift 2 ;;
+	--threads) threads=$2; shift 2 ;;
 	--hap-pipesize) hap_pipesize=$2; shift 2 ;;
 	--) shift; break ;;
-	-h|--help) sed -n '3,15p' "$0"; exit 0 ;;
+	-h|--help) sed -n '3,22p' "$0"; exit 0 ;;
 	*) echo "bench-haproxy: unknown option '$1'; see --help" >&2; exit 2 ;;
 	esac
 done
+
+# bytes_of SIZE: SIZE in bytes (digits, or a whole number of Ki or Mi).
+bytes_of() {
+	if [[ $1 =~ ^([0-9]+)(Ki|Mi)?$ ]]; then
+		case ${BASH_REMATCH[2]} in
+		Ki) echo $((BASH_REMATCH[1] * 1024)) ;;
+		Mi) echo $((BASH_REMATCH[1] * 1048576)) ;;
+		*) echo "${BASH_REMATCH[1]}" ;;
+		esac
+		return
+	fi
+	echo "bench-haproxy: pipe size '$1': give bytes, or a whole number of Ki or Mi" >&2
+	exit 2
+}
+case $threads in
+''|*[!0-9]*|0) echo "bench-haproxy: --threads '$threads': give a number from 1 to 64" >&2; exit 2 ;;
+esac
+[ "$threads" -le 64 ] || { echo "bench-haproxy: --threads $threads: at most 64" >&2; exit 2; }
+# dnd's default pipe: 1 MiB, capped by fs.pipe-max-size (src/relay/relay.c).
+if [ -z "$pipe_size" ]; then
+	pipe_size=1048576
+	max=$(cat /proc/sys/fs/pipe-max-size 2>/dev/null || echo 0)
+	[ "$max" -gt 0 ] && [ "$max" -lt "$pipe_size" ] && pipe_size=$max
+fi
+pipe_size=$(bytes_of "$pipe_size")
+[ "$pipe_size" -ge 4096 ] || { echo "bench-haproxy: --pipe-size must be at least 4Ki" >&2; exit 2; }
+hap_pipesize=${hap_pipesize:-$pipe_size}
+hap_pipesize=$(bytes_of "$hap_pipesize")
 
 need=
 command -v haproxy >/dev/null || need="$need haproxy"
@@ -72,12 +114,14 @@ sink=$(free_port)
 hport=$(free_port)
 
 # The configuration measured in research/anchors-bench.md section 5
-# (forcesplice_t1.cfg), with our ports.
+# (forcesplice_t1.cfg), with our ports, threads and pipe size. maxpipes
+# defaults to maxconn/4 (1000): more than 2 x the flows measured here, so
+# neither relay falls back to copying for want of pipes.
 cat >"$W/haproxy.cfg" <<EOF
 global
-    nbthread 1
+    nbthread $threads
     maxconn 4000
-${hap_pipesize:+    tune.pipesize $hap_pipesize}
+    tune.pipesize $hap_pipesize
 
 defaults
     mode tcp
@@ -104,11 +148,14 @@ done
 ss -Htln "sport = :$hport" | grep -q . ||
 	{ echo "bench-haproxy: haproxy did not start: $(cat "$W/haproxy.log")" >&2; exit 1; }
 
-echo "haproxy $(haproxy -v | head -n1 | awk '{print $3}') pid $hpid on 127.0.0.1:$hport -> sink 127.0.0.1:$sink, tune.pipesize ${hap_pipesize:-default}"
-echo "dnd bench relay --flows $flows --bytes $bytes --repeat $repeat (modes interleaved per repeat)"
+echo "haproxy $(haproxy -v | head -n1 | awk '{print $3}') pid $hpid on 127.0.0.1:$hport -> sink 127.0.0.1:$sink, nbthread $threads, tune.pipesize $hap_pipesize"
+echo "dnd bench relay --flows $flows --bytes $bytes --repeat $repeat --threads $threads --pipe-size $pipe_size (modes interleaved per repeat)"
+[ "$hap_pipesize" = "$pipe_size" ] ||
+	echo "NOTE: unequal pipes on purpose (--hap-pipesize): haproxy $hap_pipesize B, dnd $pipe_size B; bytes per splice are not comparable"
 echo "machine: $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg); other work on the machine makes these numbers noisy"
 rc=0
 "$DND" bench relay --flows "$flows" --bytes "$bytes" --repeat "$repeat" \
+	--threads "$threads" --pipe-size "$pipe_size" \
 	--modes direct,splice --sink-port "$sink" --via "127.0.0.1:$hport" \
 	--via-pid "$hpid" --via-name haproxy --json "$@" >"$W/runs.jsonl" || rc=$?
 [ -n "$out" ] && cp "$W/runs.jsonl" "$out"
@@ -158,6 +205,7 @@ while IFS=$'\t' read -r -a c; do
 	printf "$fmt" "${c[@]}"
 done <"$W/table.tsv"
 echo
-echo "target: dnd >= 1.2x haproxy's Gbit/s at <= 0.8x its relay CPU per GiB (medians of $repeat)"
+echo "target: dnd >= 1.2x haproxy's Gbit/s at <= 0.8x its relay CPU per GiB (medians of $repeat);"
+echo "both with $threads thread(s); pipes: dnd $pipe_size B, haproxy $hap_pipesize B"
 echo "all CPU = relay + load generator (client and sink) CPU per GiB; runs: ${out:-not kept (use --out)}"
 exit $rc

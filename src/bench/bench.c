@@ -55,6 +55,13 @@ static void bench_path_fact(struct bench *b)
 {
 	char r[64] = "";
 
+	if (b->o.remote) {
+		snprintf(b->facts.path, sizeof(b->facts.path), "dnd serve at "
+			 "%s port %u, %s (the far end in the server)",
+			 b->host, b->o.rport, b->o.reverse ? "pulls: it sends" :
+			 "pushes: it receives");
+		return;
+	}
 	if (!b->o.netns) {
 		snprintf(b->facts.path, sizeof(b->facts.path), "loopback %s",
 			 b->host);
@@ -133,6 +140,14 @@ static int bench_run_cell(struct bench *b, struct bench_cell *c,
 			"%u/%u: ", *done, total, g->label, g->label[0] ? " " : "",
 			bench_src_name(g->src), bench_sink_name(g->sink),
 			c->snd->name, c->rcv->name, i + 1, b->o.repeat);
+		if (r && b->o.remote && strstr(why, "--peer-method")) {
+			/* The server cannot run that end: n/a, its reason. */
+			fprintf(stderr, "n/a: %s\n", why);
+			snprintf(c->why, sizeof(c->why), "%.300s", why);
+			c->state = BENCH_NA;
+			*done += b->o.repeat - i - 1;
+			return 0;
+		}
 		if (r) {
 			fprintf(stderr, "FAILED: %s\n", why);
 			snprintf(c->why, sizeof(c->why), "%s -> %s, run %u: %.250s",
@@ -253,6 +268,8 @@ static int bench_setup(struct bench *b)
 
 	bench_facts(b);
 	b->host = b->bind = "127.0.0.1";
+	if (b->o.remote)
+		b->host = b->o.remote;
 	b->port_next = 20000 + (unsigned int)(getpid() ^ time(NULL)) % 12000;
 	if (b->o.netns) {
 		r = bench_ns_setup(b);

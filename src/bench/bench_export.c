@@ -45,6 +45,10 @@ static void json_common(struct json *j, FILE *f, const struct bench *b,
 	json_obj_end(j);
 	json_str(j, "path", b->facts.path);
 	json_bool(j, "netns", b->ns_send[0] || b->o.netns);
+	if (b->o.remote) {
+		json_str(j, "remote", b->host);
+		json_bool(j, "reverse", b->o.reverse);
+	}
 	if (b->o.netns) {
 		json_u64(j, "mtu_bytes", b->o.mtu);
 		json_str(j, "rate", b->o.rate);
@@ -79,6 +83,24 @@ static void json_mbps(struct json *j, double median, double lo, double hi)
 	json_f64(j, "gbit_per_s", median * 8 / 1000);
 }
 
+/* --remote: which side the server ran, and its figures (from the
+ * peer_report of each run), again under one name. */
+static void json_far(struct json *j, const struct bench *b,
+		     const struct bench_sum *s)
+{
+	bool rev = b->o.reverse;
+
+	json_obj_begin(j, "far");
+	json_str(j, "host", b->host);
+	json_u64(j, "port", b->o.rport);
+	json_str(j, "side", rev ? "sender" : "receiver");
+	json_f64(j, "cpu_user_seconds", rev ? s->s_user : s->r_user);
+	json_f64(j, "cpu_sys_seconds", rev ? s->s_sys : s->r_sys);
+	json_f64(j, "cpu_us_per_mb", rev ? s->s_usmb : s->r_usmb);
+	json_f64(j, "syscalls_per_mb", rev ? s->s_callsmb : s->r_callsmb);
+	json_obj_end(j);
+}
+
 static void json_cell(FILE *f, const struct bench *b,
 		      const struct bench_cell *c)
 {
@@ -108,6 +130,8 @@ static void json_cell(FILE *f, const struct bench *b,
 			  s->s_callsmb);
 		json_side(&j, "receiver", s->r_user, s->r_sys, s->r_usmb,
 			  s->r_callsmb);
+		if (b->o.remote)
+			json_far(&j, b, s);
 		json_f64(&j, "machine_busy_pct", s->busy);
 		json_f64(&j, "machine_busy_run_pct", s->busy_run);
 		json_f64(&j, "retransmits", s->retrans);

@@ -173,7 +173,9 @@ int bench_plan(struct bench *b)
 	for (gi = 0; gi < b->ngroups; gi++) {
 		struct bench_group *g = &b->groups[gi];
 
-		if (g->src == BENCH_SRC_FILE && g->size > b->src_size)
+		/* --remote --reverse: the server makes its own source. */
+		if (g->src == BENCH_SRC_FILE && g->size > b->src_size &&
+		    !(b->o.remote && b->o.reverse))
 			b->src_size = g->size;
 		for (r = 0; r < g->nrows; r++)
 			for (c = 0; c < g->ncols; c++) {

@@ -319,8 +319,9 @@ static void ref_plan_pipe(struct bench *b, unsigned int want)
 
 	r->pipe = want;
 	snprintf(r->name, sizeof(r->name), "pipe ceiling: splice /dev/zero -> "
-		 "pipe %s%s -> /dev/null", rc ? "?" : opt_fmt_size(p.size, sz,
-		 sizeof(sz)), want ? "" : " (default)");
+		 "pipe %s%s -> /dev/null%s", rc ? "?" : opt_fmt_size(p.size, sz,
+		 sizeof(sz)), want ? "" : " (default)", b->o.remote ?
+		 ", this host" : "");
 	if (rc)
 		ref_fail(r, strerror(-rc));
 	else
@@ -335,7 +336,8 @@ void bench_refs_plan(struct bench *b)
 
 	r = ref_next(b, "memcpy");
 	snprintf(r->name, sizeof(r->name), "memcpy %u MiB buffers x4, "
-		 "pre-faulted, one thread", b->o.quick ? 64 : 256);
+		 "pre-faulted, one thread%s", b->o.quick ? 64 : 256,
+		 b->o.remote ? ", this host" : "");
 	for (i = 0; i < b->o.npipes; i++)
 		sizes[nsz++] = b->o.pipes[i];
 	/* The biggest pipe allowed is the ceiling the tuned paths aim at. */

@@ -5,7 +5,6 @@
  * --json. Nothing is taken on trust: the byte count and the verdict
  * ("verified" into a file, "counted" into /dev/null) are checked every run.
  */
-#include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <netinet/in.h>
@@ -23,6 +22,7 @@
 #include "bench/bench_run.h"
 #include "core/io.h"
 #include "core/log.h"
+#include "core/randfill.h"
 #include "xfer/method.h"
 #include "cli/opts.h"
 #include "core/stats.h"
@@ -32,48 +32,21 @@
 #define BENCH_PORT_HI	32000	/* below the usual ephemeral range */
 #define BENCH_GRACE	5.0	/* seconds the second child gets */
 
-/* splitmix64: fast, and random enough that no layer can compress it. */
-static uint64_t bench_rand(uint64_t *s)
-{
-	uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
-
 int bench_make_source(struct bench *b)
 {
-	size_t chunk = 1 << 20, i;
-	uint64_t seed = 0, left = b->src_size, *buf;
-	int fd, r = 0;
+	int fd, r;
 
-	buf = malloc(chunk);
-	if (!buf)
-		return -ENOMEM;
-	if (getrandom(&seed, sizeof(seed), 0) != sizeof(seed))
-		seed = (uint64_t)stats_now() * 1000003ULL ^ (uint64_t)getpid();
 	fd = open(b->src_path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 	if (fd == -1) {
 		r = -errno;
 		goto out;
 	}
-	while (left && !r && !io_stop_signal) {
-		size_t n = left < chunk ? (size_t)left : chunk;
-
-		for (i = 0; i < chunk / 8; i++)
-			buf[i] = bench_rand(&seed);
-		r = io_write_all(&(struct dnd_syscalls){ 0 }, fd, buf, n);
-		left -= n;
-	}
-	if (!r && io_stop_signal)
-		r = -EINTR;
+	r = randfill_fd(fd, b->src_size);
 	/* Synced, so that --cache cold can drop its pages. */
 	if (!r && fdatasync(fd) == -1)
 		r = -errno;
 	close(fd);
 out:
-	free(buf);
 	if (r && r != -EINTR)
 		log_err("cannot create the source file %s: %s; free some space "
 			"or choose another place with --dir", b->src_path,
@@ -106,14 +79,19 @@ void bench_cell_check(const struct bench *b, struct bench_cell *c)
 	enum dnd_ep src = g->src == BENCH_SRC_ZERO ? DND_EP_ZERO : DND_EP_FILE;
 	enum dnd_ep sink = g->sink == BENCH_SINK_NULL ? DND_EP_NULL :
 			   DND_EP_FILE;
+	/* --remote: the server checks its own end and refuses with why. */
+	bool snd_here = !b->o.remote || !b->o.reverse;
+	bool rcv_here = !b->o.remote || b->o.reverse;
 
 	if (!c->snd->send)
 		snprintf(c->why, sizeof(c->why), "%s cannot send", c->snd->name);
 	else if (!c->rcv->recv)
 		snprintf(c->why, sizeof(c->why), "%s cannot receive",
 			 c->rcv->name);
-	else if (!bench_check_side(c->snd, true, src, c->why, sizeof(c->why)) &&
-		 !bench_check_side(c->rcv, false, sink, c->why, sizeof(c->why)))
+	else if ((!snd_here || !bench_check_side(c->snd, true, src, c->why,
+						  sizeof(c->why))) &&
+		 (!rcv_here || !bench_check_side(c->rcv, false, sink, c->why,
+						  sizeof(c->why))))
 		return;
 	c->state = BENCH_NA;
 }
@@ -177,16 +155,20 @@ void bench_drop_caches(struct bench *b)
 	log_warn("%s; run as root for --cache cold", b->cache_note);
 }
 
-/* Sums syscalls.KIND.calls of a dnd report. */
-static double bench_calls(const struct bjson *j)
+/* Sums syscalls.KIND.calls of a dnd report (its keys under pre). */
+static double bench_calls(const struct bjson *j, const char *pre)
 {
+	size_t i, p = strlen(pre);
 	double sum = 0;
-	size_t i;
 
 	for (i = 0; i < j->n; i++) {
 		const char *k = bjson_key(j, i);
 		size_t n = strlen(k);
 
+		if (strncmp(k, pre, p) || strchr(k + p, '.') == NULL)
+			continue;
+		k += p;
+		n -= p;
 		if (!strncmp(k, "syscalls.", 9) && n > 15 &&
 		    !strcmp(k + n - 6, ".calls") && j->ent[i].type == BJSON_NUM)
 			sum += j->ent[i].num;
@@ -194,24 +176,47 @@ static double bench_calls(const struct bjson *j)
 	return sum;
 }
 
-/*
- * The report's number under its docs/json.md name, or under the name it had
- * before the units went into the names (report.c is renamed separately).
- */
-static bool bench_num2(const struct bjson *j, const char *name,
-		       const char *old, double *out)
+/* The numbers of one report (its keys under pre) into s; 0 or -1. */
+static int bench_report_read(const struct bjson *j, const char *pre,
+			     struct bench_side *s, char *why, size_t len)
 {
-	return bjson_num(j, name, out) || bjson_num(j, old, out);
+	char k[8][64];
+	const char *names[8] = { "mb_per_s", "seconds", "cpu_user_seconds",
+				 "cpu_sys_seconds", "bytes", "verdict",
+				 "cpu_us_per_mb", "machine_busy_pct" };
+	const char *v;
+	double bytes = 0;
+	int i;
+
+	for (i = 0; i < 8; i++)
+		snprintf(k[i], sizeof(k[i]), "%s%s", pre, names[i]);
+	v = bjson_str(j, k[5]);
+	if (!bjson_num(j, k[0], &s->mbps) || !bjson_num(j, k[1], &s->seconds) ||
+	    !bjson_num(j, k[2], &s->user) || !bjson_num(j, k[3], &s->sys) ||
+	    !bjson_num(j, k[4], &bytes) || !v) {
+		snprintf(why, len, "the --json report lacks a field bench needs%s",
+			 pre[0] ? " in the server's peer_report" : "");
+		return -1;
+	}
+	s->bytes = (uint64_t)bytes;
+	snprintf(s->verdict, sizeof(s->verdict), "%s", v);
+	bjson_num(j, k[6], &s->usec_per_mb);
+	bjson_num(j, k[7], &s->busy_pct);
+	s->calls_per_mb = bytes > 0 ? bench_calls(j, pre) / (bytes / 1e6) : 0;
+	return 0;
 }
 
-/* Reads one child's report into s. 0, or -1 with the reason in why. */
+/*
+ * Reads one child's report into s, and with far (--remote) the server's
+ * report of the same transfer from its peer_report. 0, or -1 with why.
+ */
 static int bench_side_read(const struct bench_child *k, struct bench_side *s,
-			   char *why, size_t len)
+			   struct bench_side *far, char *why, size_t len)
 {
 	struct bjson j = { 0 };
 	char err[256], cw[600];
-	const char *e, *v;
-	double ok = 0, bytes = 0;
+	const char *e;
+	double ok = 0;
 	int r = -1;
 
 	memset(s, 0, sizeof(*s));
@@ -222,25 +227,17 @@ static int bench_side_read(const struct bench_child *k, struct bench_side *s,
 		return -1;
 	}
 	e = bjson_str(&j, "error");
-	v = bjson_str(&j, "verdict");
 	if (!bjson_num(&j, "ok", &ok) || !ok || !bench_child_ok(k)) {
 		snprintf(why, len, "%s", e ? e : bench_child_why(k, cw, sizeof(cw)));
 		goto out;
 	}
-	if (!bjson_num(&j, "mb_per_s", &s->mbps) ||
-	    !bjson_num(&j, "seconds", &s->seconds) ||
-	    !bench_num2(&j, "cpu_user_seconds", "cpu_user", &s->user) ||
-	    !bench_num2(&j, "cpu_sys_seconds", "cpu_sys", &s->sys) ||
-	    !bjson_num(&j, "bytes", &bytes) || !v) {
-		snprintf(why, len, "the --json report lacks a field bench needs");
+	if (bench_report_read(&j, "", s, why, len))
 		goto out;
-	}
-	s->bytes = (uint64_t)bytes;
-	snprintf(s->verdict, sizeof(s->verdict), "%s", v);
-	bench_num2(&j, "cpu_us_per_mb", "cpu_usec_per_mb", &s->usec_per_mb);
-	bjson_num(&j, "machine_busy_pct", &s->busy_pct);
 	bjson_num(&j, "tcp.retransmits", &s->retrans);
-	s->calls_per_mb = bytes > 0 ? bench_calls(&j) / (bytes / 1e6) : 0;
+	if (far && bench_report_read(&j, "peer_report.", far, why, len))
+		goto out;
+	if (far && !s->retrans)
+		bjson_num(&j, "peer_report.tcp.retransmits", &s->retrans);
 	r = 0;
 out:
 	bjson_free(&j);
@@ -251,7 +248,7 @@ out:
 struct bench_argv {
 	char port[8], sbsz[24], rbsz[24], win[24], pipe[24], size[24], np[12];
 	char dst[320];
-	char *recv[24], *send[24];
+	char *recv[32], *send[32];
 };
 
 static void bench_argv_side(char **a, int *k, const char *role,
@@ -277,13 +274,58 @@ static void bench_argv_side(char **a, int *k, const char *role,
 	a[(*k)++] = "20";
 }
 
+/*
+ * --remote: one local child against the dnd serve, into v->send (a push)
+ * or v->recv (--reverse, a pull); the server runs the far end's method
+ * with a special end: null or scratch for a push, zero or scratch for a
+ * pull (never a name).
+ */
+static void bench_argv_remote(struct bench *b, const struct bench_cell *c,
+			      struct bench_argv *v)
+{
+	const struct bench_group *g = &b->groups[c->group];
+	bool pull = b->o.reverse;
+	char **a = pull ? v->recv : v->send;
+	int k = 0;
+
+	bench_argv_side(a, &k, pull ? "recv" : "send", pull ? c->rcv : c->snd,
+			v, pull ? v->rbsz : v->sbsz, g->pipe);
+	a[k++] = "-c";
+	a[k++] = (char *)b->host;
+	a[k++] = "--peer-method";
+	a[k++] = (char *)(pull ? c->snd : c->rcv)->name;
+	a[k++] = "--peer-end";
+	if (pull) {
+		a[k++] = g->src == BENCH_SRC_ZERO ? "zero" : "scratch";
+		a[k++] = "--peer-size";
+		a[k++] = v->size;
+	} else {
+		a[k++] = g->sink == BENCH_SINK_NULL ? "null" : "scratch";
+		a[k++] = "-l";
+		a[k++] = v->size;
+	}
+	if (b->o.key) {
+		a[k++] = "--key";
+		a[k++] = (char *)b->o.key;
+	}
+	if (g->streams > 1) {
+		snprintf(v->np, sizeof(v->np), "%u", g->streams);
+		a[k++] = "-P";
+		a[k++] = v->np;
+	}
+	a[k++] = pull ? v->dst : g->src == BENCH_SRC_ZERO ? "/dev/zero" :
+		 b->src_path;
+	a[k] = NULL;
+}
+
 static void bench_argv(struct bench *b, const struct bench_cell *c,
 		       struct bench_argv *v)
 {
 	const struct bench_group *g = &b->groups[c->group];
 	int k = 0;
 
-	snprintf(v->port, sizeof(v->port), "%u", bench_port(b));
+	snprintf(v->port, sizeof(v->port), "%u", b->o.remote ? b->o.rport :
+		 bench_port(b));
 	opt_fmt_size(c->sbsz, v->sbsz, sizeof(v->sbsz));
 	opt_fmt_size(c->rbsz, v->rbsz, sizeof(v->rbsz));
 	opt_fmt_size(b->o.window, v->win, sizeof(v->win));
@@ -293,7 +335,10 @@ static void bench_argv(struct bench *b, const struct bench_cell *c,
 		snprintf(v->dst, sizeof(v->dst), "/dev/null");
 	else
 		snprintf(v->dst, sizeof(v->dst), "%s/dst-%u", b->dir, ++b->seq);
-
+	if (b->o.remote) {
+		bench_argv_remote(b, c, v);
+		return;
+	}
 	bench_argv_side(v->recv, &k, "recv", c->rcv, v, v->rbsz, g->pipe);
 	v->recv[k++] = "--bind";
 	v->recv[k++] = (char *)b->bind;
@@ -336,6 +381,55 @@ static int bench_judge(const struct bench *b, const struct bench_cell *c,
 	return 0;
 }
 
+/* Starts the cell's children: both ends, or with --remote the local one
+ * (k[0]). Returns how many, or -errno. */
+static int bench_start(struct bench *b, struct bench_child *k,
+		       struct bench_argv *v)
+{
+	int pin = b->o.pin && b->facts.ncpu > 1, rc;
+
+	if (b->o.remote) {
+		rc = bench_spawn(&k[0], b->o.reverse ? v->recv : v->send, NULL,
+				 -1);
+		return rc ? rc : 1;
+	}
+	rc = bench_spawn(&k[0], v->recv, b->ns_made ? b->nsp_recv : NULL,
+			 pin ? 1 : -1);
+	if (!rc)
+		rc = bench_spawn(&k[1], v->send, b->ns_made ? b->nsp_send : NULL,
+				 pin ? 0 : -1);
+	return rc ? rc : 2;
+}
+
+/* Both sides' reports into r: two children, or --remote's one child and
+ * the server's report inside it. 0 or -EIO with why; *retry on a port
+ * race. */
+static int bench_read(struct bench *b, const struct bench_child *k,
+		      struct bench_run *r, char *why, size_t len, bool *retry)
+{
+	bool rev = b->o.reverse;
+	char w[400];
+
+	if (b->o.remote) {
+		if (!bench_side_read(&k[0], rev ? &r->rcv : &r->snd,
+				     rev ? &r->snd : &r->rcv, w, sizeof(w)))
+			return 0;
+		snprintf(why, len, "%s: %s", rev ? "recv --peer-end" :
+			 "send --peer-end", w);
+		return -EIO;
+	}
+	if (bench_side_read(&k[0], &r->rcv, NULL, w, sizeof(w))) {
+		*retry = strstr(w, "Address already in use") != NULL;
+		snprintf(why, len, "recv: %s", w);
+		return -EIO;
+	}
+	if (bench_side_read(&k[1], &r->snd, NULL, w, sizeof(w))) {
+		snprintf(why, len, "send: %s", w);
+		return -EIO;
+	}
+	return 0;
+}
+
 static int bench_run_once(struct bench *b, const struct bench_cell *c,
 			  struct bench_run *r, char *why, size_t len,
 			  bool *retry)
@@ -345,8 +439,7 @@ static int bench_run_once(struct bench *b, const struct bench_cell *c,
 	struct bench_argv v;
 	struct dnd_sample s0, s1;
 	struct dnd_cost cost;
-	int pin = b->o.pin && b->facts.ncpu > 1, rc;
-	char w[400];
+	int rc, n;
 
 	*retry = false;
 	memset(k, 0, sizeof(k));
@@ -355,33 +448,22 @@ static int bench_run_once(struct bench *b, const struct bench_cell *c,
 	if (g->src == BENCH_SRC_FILE && b->o.cold)
 		bench_drop_caches(b);
 	stats_sample(&s0);
-	rc = bench_spawn(&k[0], v.recv, b->ns_made ? b->nsp_recv : NULL,
-			 pin ? 1 : -1);
-	if (!rc)
-		rc = bench_spawn(&k[1], v.send, b->ns_made ? b->nsp_send : NULL,
-				 pin ? 0 : -1);
-	if (rc) {
+	n = rc = bench_start(b, k, &v);
+	if (rc < 0) {
 		snprintf(why, len, "cannot start a child: %s", strerror(-rc));
 		goto out;
 	}
-	rc = bench_wait(k, 2, stats_now() + bench_deadline(b, g->size),
+	rc = bench_wait(k, n, stats_now() + bench_deadline(b, g->size),
 			BENCH_GRACE);
 	stats_sample(&s1);
 	if (rc == -EINTR)
 		goto out;
-	if (bench_side_read(&k[0], &r->rcv, w, sizeof(w))) {
-		*retry = strstr(w, "Address already in use") != NULL;
-		snprintf(why, len, "recv: %s", w);
+	rc = bench_read(b, k, r, why, len, retry);
+	if (!rc && bench_judge(b, c, r, why, len))
 		rc = -EIO;
-	} else if (bench_side_read(&k[1], &r->snd, w, sizeof(w))) {
-		snprintf(why, len, "send: %s", w);
-		rc = -EIO;
-	} else if (bench_judge(b, c, r, why, len)) {
-		rc = -EIO;
-	} else {
+	if (!rc) {
 		stats_cost(&s0, &s1, 0, &cost);
 		r->busy_run_pct = cost.sys_busy_pct;
-		rc = 0;
 	}
 	if (rc && k[0].killed + k[1].killed)
 		snprintf(why + strlen(why), len - strlen(why),
@@ -389,7 +471,7 @@ static int bench_run_once(struct bench *b, const struct bench_cell *c,
 out:
 	bench_child_free(&k[0]);
 	bench_child_free(&k[1]);
-	if (g->sink == BENCH_SINK_FILE)
+	if (g->sink == BENCH_SINK_FILE && (!b->o.remote || b->o.reverse))
 		unlink(v.dst);
 	return rc;
 }

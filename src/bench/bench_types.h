@@ -50,6 +50,10 @@ struct bench_opts {
 	const char *rate, *netem;
 	const char *json_path, *csv_path, *plot_path;	/* "-": stdout */
 	const char *dir;		/* where the scratch directory goes */
+	const char *remote;		/* --remote HOST: a dnd serve there */
+	const char *key;		/* its --key FILE */
+	unsigned int rport;		/* its -p PORT */
+	bool reverse;			/* --remote: the server sends */
 };
 
 /* One side of one run, from the child's --json report. */

@@ -122,6 +122,21 @@ static const struct opt_def bench_table[] = {
 	  .group = "Path (default: loopback, 127.0.0.1)",
 	  .help = "netem delay and loss, e.g. \"delay 1ms loss 0.1%\" (needs "
 	  "sch_netem in the kernel)", OPT_AT(B, o.netem) },
+	{ .name = "remote", .type = DND_OPT_STRING, .metavar = "HOST",
+	  .group = "Against a dnd serve on HOST", .help = "each cell's local "
+	  "end runs here, the far end's method in the server, which sinks "
+	  "into /dev/null or a scratch file beneath its DIR (removed after)",
+	  OPT_AT(B, o.remote) },
+	{ .name = "port", .letter = 'p', .type = DND_OPT_PORT,
+	  .group = "Against a dnd serve on HOST", .def = "13931",
+	  .help = "the server's TCP port", OPT_AT(B, o.rport) },
+	{ .name = "key", .type = DND_OPT_STRING, .metavar = "FILE",
+	  .group = "Against a dnd serve on HOST", .help = "the server's key "
+	  "file (mode 0600)", OPT_AT(B, o.key) },
+	{ .name = "reverse", .type = DND_OPT_FLAG,
+	  .group = "Against a dnd serve on HOST", .help = "the server sends "
+	  "(pulls from /dev/zero or a random scratch file it makes) and this "
+	  "host receives", OPT_AT(B, o.reverse) },
 	{ .name = "json", .type = DND_OPT_STRING, .flags = DND_OPT_F_OPTARG,
 	  .implied = "-", .metavar = "FILE", .group = "Output",
 	  .help = "JSON Lines, one object per cell and reference (without "
@@ -153,6 +168,7 @@ static void bench_defaults(struct bench_cli *c)
 	o->best_path = true;
 	o->mtu = 1500;
 	o->dir = "/var/tmp";
+	o->rport = 13931;
 	o->bufs[o->nbufs++] = 64 * 1024;
 	o->pipes[o->npipes++] = 0;
 	o->streams[o->nstreams++] = 1;
@@ -187,6 +203,22 @@ static void bench_settle(const struct opt_state *st, struct bench_cli *c)
 					 (o->full || picked || s == k);
 }
 
+/* --remote's companions and what it excludes; adds to st->bad. */
+static void bench_check_remote(struct opt_state *st, struct bench_opts *o)
+{
+	if (!o->remote && (opt_given(st, "port") || o->key || o->reverse)) {
+		log_err("-p, --key and --reverse are for a bench against a dnd "
+			"serve: add --remote HOST");
+		st->bad++;
+	}
+	if (o->remote && (o->netns || o->pin || o->compare)) {
+		log_err("--remote measures the path to HOST; %s needs both ends "
+			"here: drop it", o->netns ? "--netns" : o->pin ?
+			"--pin" : "--compare (iperf3 starts its own server)");
+		st->bad++;
+	}
+}
+
 /* Options that need others, or a tool; adds to st->bad. */
 static void bench_check(struct opt_state *st, void *obj)
 {
@@ -203,6 +235,7 @@ static void bench_check(struct opt_state *st, void *obj)
 			"add --netns");
 		st->bad++;
 	}
+	bench_check_remote(st, o);
 	if (o->rate && bench_parse_rate(o->rate, &o->rate_bps)) {
 		log_err("--rate '%s': give a tc rate such as 10gbit, 500mbit "
 			"or 1gbps", o->rate);

@@ -83,8 +83,8 @@ static void relay_check(struct opt_state *st, void *obj)
 static const struct opt_cmd relay_cmd = {
 	.name = "relay",
 	.usage = "dnd relay -l [ADDR:]PORT -t HOST:PORT [options]",
-	.about = "Forwards every TCP connection made to -l to -t through one "
-		 "epoll loop, HAProxy-style. Stops on SIGTERM or SIGINT: no "
+	.about = "Forwards every TCP connection made to -l to -t through "
+		 "epoll loops (one unless --threads), HAProxy-style. Stops on SIGTERM or SIGINT: no "
 		 "new connections, open flows get --grace seconds to finish, "
 		 "then are reset. SIGUSR1 prints the stats so far; they are "
 		 "printed at exit too.",

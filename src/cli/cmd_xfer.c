@@ -22,6 +22,8 @@ struct xfer_cli {
 	struct session_opts o;
 	const char *to, *from, *key, *peer_name;
 	const struct dnd_method *peer_m;
+	unsigned int peer_end;		/* enum serve_end; 0: --to/--from */
+	uint64_t peer_size;		/* a pull from a special end */
 };
 
 #define S struct session_opts
@@ -33,6 +35,15 @@ static const struct opt_word xfer_sync_words[] = {
 	{ "end", 0, "one fdatasync once everything is in" },
 	{ "stream", 8 << 20, "start writeback every 8 MiB as data arrives "
 	  "(sync_file_range), so disk and network overlap" },
+	{ NULL, 0, NULL },
+};
+
+static const struct opt_word xfer_end_words[] = {
+	{ "zero", SERVE_END_ZERO, "pull: the server sends /dev/zero" },
+	{ "null", SERVE_END_NULL, "push: the server discards into /dev/null" },
+	{ "scratch", SERVE_END_SCRATCH, "push: the server lands and verifies a "
+	  "randomly named file beneath DIR, then removes it; pull: it sends "
+	  "random bytes from an unnamed file beneath DIR" },
 	{ NULL, 0, NULL },
 };
 
@@ -162,6 +173,16 @@ static const struct opt_def xfer_serve_opts[] = {
 	  .group = "With dnd serve", .metavar = "NAME", .def = "rw",
 	  .help = "the method the server uses for its end (any of -m's that "
 	  "goes that way)", OPT_AT(X, peer_name) },
+	{ .name = "peer-end", .type = DND_OPT_WORD, .words = xfer_end_words,
+	  .metavar = "zero|null|scratch", .group = "With dnd serve",
+	  .help = "instead of a NAME, a far end the server picks itself (for "
+	  "measuring)", OPT_AT(X, peer_end) },
+	{ .name = "peer-size", .type = DND_OPT_SIZE, .min = 1,
+	  .max = DND_LEN_MAX, .roles = DND_ROLE_RECV, .group = "With dnd serve",
+	  .hint = "give a size, e.g. 1Gi", .help = "bytes a pull from "
+	  "--peer-end zero or scratch moves", .misuse = "--peer-size is for "
+	  "a pull (recv); a push sends FILE or -l SIZE",
+	  OPT_AT(X, peer_size) },
 	{ .name = NULL },
 };
 
@@ -177,24 +198,53 @@ static const struct opt_part xfer_seed_parts[] = {
 	{ NULL, 0 },
 };
 
+/* --peer-end and --peer-size against the role; adds to st->bad. */
+static void xfer_check_end(struct opt_state *st, struct xfer_cli *x)
+{
+	unsigned int e = x->peer_end;
+	bool send = x->o.sender;
+
+	if (e && (x->to || x->from)) {
+		log_err("--peer-end replaces --%s NAME: give one of them",
+			x->to ? "to" : "from");
+		st->bad++;
+	} else if ((e == SERVE_END_ZERO && send) ||
+		   (e == SERVE_END_NULL && !send)) {
+		log_err("--peer-end %s is for %s", params_end_name(e),
+			send ? "recv (a pull); a push ends in null or scratch" :
+			"send (a push); a pull starts from zero or scratch");
+		st->bad++;
+	} else if (!send && e && !x->peer_size) {
+		log_err("--peer-end %s: give the bytes to pull with --peer-size "
+			"SIZE", params_end_name(e));
+		st->bad++;
+	} else if (x->peer_size && !e) {
+		log_err("--peer-size is the length of a --peer-end pull; add "
+			"--peer-end zero or scratch");
+		st->bad++;
+	}
+}
+
 /* What --to and --from need and exclude; adds to st->bad. */
 static void xfer_check_serve(struct opt_state *st, struct xfer_cli *x)
 {
 	struct session_opts *o = &x->o;
-	bool served = x->to || x->from;
+	bool served = x->to || x->from || x->peer_end;
 	const struct dnd_method *pm;
 
 	if (st->cmd->roles == BOTH)
 		return;		/* the seed's form has none of this */
-	if (!o->sender && o->host && !x->from) {
+	if (!o->sender && o->host && !x->from && !x->peer_end) {
 		log_err("recv listens; -c HOST is for send (or pull from a dnd "
 			"serve with -c HOST --from NAME)");
 		st->bad++;
 	}
-	if (x->from && !o->host) {
-		log_err("--from NAME pulls from a dnd serve: give -c HOST");
+	if ((x->from || x->peer_end) && !o->host) {
+		log_err("%s a dnd serve: give -c HOST", x->from ?
+			"--from NAME pulls from" : "--peer-end goes to");
 		st->bad++;
 	}
+	xfer_check_end(st, x);
 	if (!served && (x->key || opt_given(st, "peer-method"))) {
 		log_err("--key and --peer-method are for a transfer with dnd "
 			"serve: add --to NAME (send) or --from NAME (recv)");
@@ -353,7 +403,7 @@ static int xfer_served(struct xfer_cli *x)
 	static struct serve_client c;
 	static struct dnd_key key;
 	struct session_link l;
-	const char *name = x->to ? x->to : x->from;
+	const char *name = x->to ? x->to : x->from ? x->from : "";
 	char why[320];
 	int r;
 
@@ -369,8 +419,11 @@ static int xfer_served(struct xfer_cli *x)
 		.timeout = x->o.timeout,
 		.key = x->key ? &key : NULL,
 		.p = {
-			.op = x->to ? SERVE_PUSH : SERVE_PULL,
-			.flags = x->o.verify ? SERVE_PF_VERIFY : 0,
+			.op = x->o.sender ? SERVE_PUSH : SERVE_PULL,
+			.flags = (x->o.verify ? SERVE_PF_VERIFY : 0) |
+				 (x->peer_size ? SERVE_PF_KNOWN : 0),
+			.end = (uint8_t)x->peer_end,
+			.length = x->peer_size,
 			.streams = 1,
 			.bsz = x->o.bsz,
 			.name_len = strlen(name),
@@ -395,7 +448,8 @@ static int xfer_main(const struct opt_cmd *c, int argc, char **argv)
 	r = opt_parse(c, &x, argc, argv, &st);
 	if (r >= 0)
 		return r;
-	return x.to || x.from ? xfer_served(&x) : session_run(&x.o);
+	return x.to || x.from || x.peer_end ? xfer_served(&x) :
+	       session_run(&x.o);
 }
 
 int cmd_send(int argc, char **argv)

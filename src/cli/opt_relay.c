@@ -56,6 +56,11 @@ const struct opt_def opt_relay_knobs[] = {
 	{ .name = "buffer", .letter = 'b', .type = DND_OPT_SIZE, .min = 1,
 	  .max = 1u << 30, .roles = BOTH, .group = GROUP,
 	  .help = "copy buffer per direction, for -m rw", OPT_AT(R, buf_size) },
+	{ .name = "threads", .type = DND_OPT_COUNT, .min = 1,
+	  .max = DND_RELAY_MAX_THREADS, .roles = BOTH, .group = GROUP,
+	  .def = "1", .help = "event loops, a thread each; they share the "
+	  "listener and divide the caps on flows and pipes",
+	  OPT_AT(R, threads) },
 	{ .name = NULL },
 };
 

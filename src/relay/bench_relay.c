@@ -162,6 +162,7 @@ static int br_start(const struct bench_relay_opts *b, struct br_run *run,
 	if (ro.mode == DND_RELAY_RW)
 		ro.pipe_size = 0;	/* unused by the copy path */
 	ro.max_conn = run->flows + 16;
+	ro.quiet = true;
 	if (!ro.max_pipes)
 		ro.max_pipes = 2 * ro.max_conn;
 	po->port = rport;
@@ -284,6 +285,8 @@ static void br_json(const struct bench_relay_opts *b, const struct br_run *r,
 	json_begin_doc(&j, stdout, "bench_relay_run");
 	json_str(&j, "path", br_name(b, r->mode));
 	json_u64(&j, "flows", r->flows);
+	if (r->mode == DND_BR_SPLICE || r->mode == DND_BR_RW)
+		json_u64(&j, "relay_threads", b->relay.threads);
 	json_u64(&j, "run", rep);
 	json_bool(&j, "ok", r->ok);
 	json_str(&j, "verdict", !r->ok ? "failed" : b->no_verify ? "counted" :
@@ -372,11 +375,12 @@ static void br_header(const struct bench_relay_opts *b)
 	unsigned int ps = b->relay.pipe_size;
 
 	printf("dnd bench relay: %s per run over loopback, split over the "
-	       "flows%s; pipes %s; %ld CPUs\n",
+	       "flows%s; pipes %s; relay threads %u; %ld CPUs\n",
 	       opt_fmt_size(b->bytes, sz, sizeof(sz)), b->reply ?
 	       " (plus replies)" : "", ps == DND_RELAY_PIPE_DEFAULT ?
 	       "1Mi (default)" : ps ? opt_fmt_size(ps, psz, sizeof(psz)) :
-	       "the kernel's default", sysconf(_SC_NPROCESSORS_ONLN));
+	       "the kernel's default", b->relay.threads,
+	       sysconf(_SC_NPROCESSORS_ONLN));
 	printf("relay CPU = user+sys of the relay process alone (getrusage; "
 	       "/proc/PID/stat for --via);\nthe load generator shares the "
 	       "machine.\n\n");

@@ -33,11 +33,16 @@ static int evloop_api_ctl(struct evloop *el, int fd, unsigned int old,
 {
 	struct epoll_event ee = { .events = 0, .data.fd = fd };
 
-	/* RDHUP rides along with reads: it tells a short read from the end. */
+	/* RDHUP rides along with reads: it tells a short read from the end.
+	 * EPOLLEXCLUSIVE refuses it (EINVAL), and a listener needs none. */
 	if (mask & DND_EV_READ)
 		ee.events |= EPOLLIN | EPOLLRDHUP;
 	if (mask & DND_EV_WRITE)
 		ee.events |= EPOLLOUT;
+	if (mask & DND_EV_EXCL) {
+		ee.events &= ~(uint32_t)EPOLLRDHUP;
+		ee.events |= EPOLLEXCLUSIVE;
+	}
 	el->ctl_calls++;
 	if (epoll_ctl(el->epfd, old ? EPOLL_CTL_MOD : EPOLL_CTL_ADD, fd,
 		      &ee) == -1)
@@ -139,7 +144,9 @@ int evloop_set(struct evloop *el, int fd, unsigned int mask, evloop_fn rfn,
 		fe->wfn = wfn;
 	if (data)
 		fe->data = data;
-	mask &= DND_EV_READ | DND_EV_WRITE;
+	mask &= DND_EV_READ | DND_EV_WRITE | DND_EV_EXCL;
+	if (mask == DND_EV_EXCL)
+		mask = 0;
 	/* Errors only: in epoll with no events (EPOLLERR|EPOLLHUP are implied). */
 	if (!mask && want_err)
 		mask = DND_EV_ERR;

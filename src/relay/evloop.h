@@ -15,6 +15,10 @@
 #define DND_EV_ERR 0x8u		/* fired: EPOLLERR or EPOLLHUP; as the whole
 				 * interest: registered with no events, so
 				 * only errors and hangups are reported */
+#define DND_EV_EXCL 0x10u	/* with DND_EV_READ: EPOLLEXCLUSIVE, for a
+				 * listener that several loops share (one
+				 * waiting loop is woken, not all); its mask
+				 * may only go to 0 and back, never change */
 
 struct evloop;
 
@@ -65,8 +69,8 @@ void evloop_free(struct evloop *el);
  * callbacks keep the ones already there). mask DND_EV_ERR keeps fd in epoll
  * with no events: EPOLLERR and EPOLLHUP still fire and go to the read
  * callback, which must then act on them (or a hangup spins the loop). mask 0
- * takes fd out of epoll. Calls epoll_ctl only when the mask changes. Returns
- * 0 or -errno (-ERANGE: fd >= setsize).
+ * takes fd out of epoll; DND_EV_EXCL alone is 0. Calls epoll_ctl only when
+ * the mask changes. Returns 0 or -errno (-ERANGE: fd >= setsize).
  */
 int evloop_set(struct evloop *el, int fd, unsigned int mask, evloop_fn rfn,
 	       evloop_fn wfn, void *data);

@@ -34,6 +34,8 @@ struct relay_opts {
 	unsigned int max_pipes;	/* pipes alive; past it flows copy */
 	unsigned int rcvlowat;	/* SO_RCVLOWAT on both sockets; 0: unset */
 	unsigned int maxevents;	/* epoll_wait batch */
+	unsigned int threads;	/* loops, a thread each, sharing the listener;
+				 * 0 counts as 1 */
 	size_t splice_max;	/* bytes asked per splice; 0: the pipe's size */
 	size_t buf_size;	/* copy buffer per direction */
 	size_t budget;		/* bytes one direction may move per wakeup */
@@ -41,6 +43,7 @@ struct relay_opts {
 	double connect_timeout;	/* seconds for the target's handshake */
 	double grace;		/* seconds flows get to finish after SIGTERM */
 	bool json;		/* stats as JSON lines */
+	bool quiet;		/* no start-up notes on stderr (the bench) */
 	FILE *out;		/* where stats go (SIGUSR1 and the end) */
 };
 
@@ -49,8 +52,11 @@ void relay_defaults(struct relay_opts *o);
 
 /*
  * Runs the relay until SIGTERM or SIGINT (then: stop accepting, give flows
- * o->grace seconds, reset the rest). SIGUSR1 prints stats. Raises
- * RLIMIT_NOFILE to what max_conn and max_pipes need. Blocks those signals
+ * o->grace seconds, reset the rest), in o->threads loops that each take a
+ * share of --max-conn and --max-pipes. SIGUSR1 prints stats (summed). Raises
+ * RLIMIT_NOFILE to what max_conn and max_pipes need, as far as the hard
+ * limit allows (fewer pipes then; too few for max_conn is an error), and
+ * says what it got on stderr unless o->quiet. Blocks those signals
  * and reads them from a signalfd. Returns 0 with *st filled (also on
  * failure, as far as it got), or -errno after printing the cause.
  */

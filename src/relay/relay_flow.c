@@ -19,6 +19,29 @@
 #include "relay/relay_flow.h"
 #include "relay/relay_pump.h"
 
+void relay_flow_count(struct relay *r, int delta)
+{
+	struct relay_shared *sh = r->sh;
+	uint_fast64_t n, peak;
+
+	if (delta < 0) {
+		r->nflows--;
+		r->st->active--;
+		atomic_fetch_sub(&r->load, 1);
+		atomic_fetch_sub(&sh->active, 1);
+		return;
+	}
+	atomic_fetch_add(&r->load, 1);
+	r->nflows++;
+	if (++r->st->active > r->st->peak_active)
+		r->st->peak_active = r->st->active;
+	n = atomic_fetch_add(&sh->active, 1) + 1;
+	peak = atomic_load(&sh->peak_active);
+	while (n > peak &&
+	       !atomic_compare_exchange_weak(&sh->peak_active, &peak, n))
+		;
+}
+
 /*
  * Keeps l ordered by f->last, so the timers look at the head only. Nearly
  * every flow comes with last = now and lands at the tail at once; a waiting
@@ -67,11 +90,10 @@ static void relay_dir_free(struct relay *r, struct relay_dir *d)
 	if (d->pipe)
 		pipe_put(&r->pool, d->pipe, d->count);
 	d->pipe = NULL;
-	free(d->buf);
-	d->buf = NULL;
+	relay_buf_put(r, d);
 }
 
-static void relay_close_fd(struct relay *r, int fd, bool reset)
+void relay_close_sock(struct relay *r, int fd, bool reset)
 {
 	struct linger lg = { .l_onoff = 1, .l_linger = 0 };
 
@@ -127,72 +149,39 @@ void relay_flow_close(struct relay *r, struct relay_flow *f,
 		r->st->errors++;
 		break;
 	}
-	relay_close_fd(r, f->fd[0], reset);
-	relay_close_fd(r, f->fd[1], reset);
+	relay_close_sock(r, f->fd[0], reset);
+	relay_close_sock(r, f->fd[1], reset);
 	relay_dir_free(r, &f->dir[0]);
 	relay_dir_free(r, &f->dir[1]);
 	relay_list_del(f);
 	free(f);
-	r->nflows--;
-	r->st->active--;
+	relay_flow_count(r, -1);
 	relay_listen_on(r);
-}
-
-/* Forgets a flow whose target side is already gone. */
-void relay_flow_drop(struct relay *r, struct relay_flow *f)
-{
-	relay_close_fd(r, f->fd[0], false);
-	relay_list_del(f);
-	free(f);
-	r->nflows--;
-	r->st->active--;
-	relay_listen_on(r);
-}
-
-static void relay_on_linger(struct evloop *el, int fd, void *data,
-			    unsigned int fired)
-{
-	struct relay_flow *f = data;
-	char junk[16384];
-	ssize_t n;
-	int i;
-
-	for (i = 0; i < 16; i++) {
-		n = recv(fd, junk, sizeof(junk), MSG_DONTWAIT);
-		if (n == -1 && (errno == EAGAIN || errno == EINTR))
-			return;
-		if (n <= 0) {
-			relay_flow_drop(f->r, f);
-			return;
-		}
-	}
 }
 
 /*
- * The target could not be reached: send the client a FIN and read what it
- * still sends until it closes too (or relay.c's linger timer ends it),
- * because closing with unread input, or input still on its way, makes a
- * reset.
+ * Forgets a flow whose target side is already gone. The client gets a
+ * reset: whatever it sent was not delivered, and a FIN would tell an
+ * uploading client that it was.
  */
+void relay_flow_drop(struct relay *r, struct relay_flow *f)
+{
+	relay_close_sock(r, f->fd[0], true);
+	relay_list_del(f);
+	free(f);
+	relay_flow_count(r, -1);
+	relay_listen_on(r);
+}
+
 void relay_flow_fail(struct relay *r, struct relay_flow *f, int err)
 {
 	r->st->failed++;
-	if (!r->told_connect) {
-		log_err("relay: cannot connect to %s: %s; the client is closed "
-			"(further failures are only counted)", r->target_name,
-			strerror(-err));
-		r->told_connect = true;
-	}
-	relay_close_fd(r, f->fd[1], false);
+	if (!atomic_exchange(&r->sh->told_connect, true))
+		log_err("relay: cannot connect to %s: %s; the client is reset "
+			"(further failures are only counted)",
+			r->sh->target_name, strerror(-err));
+	relay_close_sock(r, f->fd[1], true);
 	f->fd[1] = -1;
-	relay_list_del(f);
-	if (!r->draining && shutdown(f->fd[0], SHUT_WR) == 0 &&
-	    !evloop_set(&r->el, f->fd[0], DND_EV_READ, relay_on_linger,
-			relay_on_linger, f)) {
-		f->last = r->el.now;
-		relay_list_add(&r->lingering, f);
-		return;
-	}
 	relay_flow_drop(r, f);
 }
 
@@ -262,11 +251,10 @@ static bool relay_flow_failed_done(const struct relay_flow *f)
  */
 static void relay_flow_error(struct relay *r, struct relay_flow *f, int err)
 {
-	if (!r->told_error)
+	if (!atomic_exchange(&r->sh->told_error, true))
 		log_err("relay: a flow failed inside the relay: %s; both "
 			"sides were reset (further errors are only counted)",
 			strerror(-err));
-	r->told_error = true;
 	relay_flow_close(r, f, DND_RELAY_ERROR);
 }
 

@@ -28,6 +28,12 @@ void relay_list_add(struct relay_list *l, struct relay_flow *f);
 void relay_list_del(struct relay_flow *f);
 
 /*
+ * A flow begins (delta 1) or ends (-1) in r: its count, the loop's active
+ * and peak counters and the ones of all loops (atomic).
+ */
+void relay_flow_count(struct relay *r, int delta);
+
+/*
  * Ends f as how says: counts it, closes both sockets (with a reset unless
  * how is DND_RELAY_FIN, taking what the reset throws away back out of the
  * delivered bytes), gives its pipes back, frees f and may resume the
@@ -36,13 +42,15 @@ void relay_list_del(struct relay_flow *f);
 void relay_flow_close(struct relay *r, struct relay_flow *f,
 		      enum relay_close how);
 
-/* Frees a flow whose target socket is already gone; closes the client. */
+/*
+ * Frees a flow whose target socket is already gone and resets the client
+ * (what it sent went nowhere, so it must not see a clean end).
+ */
 void relay_flow_drop(struct relay *r, struct relay_flow *f);
 
 /*
  * The target could not be reached (err: -errno, logged the first time):
- * closes the target socket and lets the client linger (FIN sent, its input
- * read) in r->lingering, or drops it when draining. Counts r->st->failed.
+ * closes the target socket and resets the client. Counts r->st->failed.
  */
 void relay_flow_fail(struct relay *r, struct relay_flow *f, int err);
 
@@ -59,6 +67,12 @@ void relay_flow_after(struct relay *r, struct relay_flow *f, int err);
  * like the client's, and its events start. f may be freed (see above).
  */
 void relay_flow_open(struct relay *r, struct relay_flow *f);
+
+/*
+ * Takes fd out of the loop and closes it; reset: with SO_LINGER 0, so the
+ * peer gets a reset instead of a FIN. fd -1 is ignored.
+ */
+void relay_close_sock(struct relay *r, int fd, bool reset);
 
 /* TCP_NODELAY, SO_OOBINLINE (urgent bytes stay in the stream and are
  * forwarded) and --rcvlowat on a flow's socket; failures are harmless. */

@@ -197,6 +197,7 @@ static int peer_run(struct peer *p, const struct peer_opts *o,
 	struct dnd_sample s0, s1;
 	struct dnd_cost cost;
 	sigset_t old;
+	bool few;
 	int e;
 
 	memset(p, 0, sizeof(*p));
@@ -219,6 +220,12 @@ static int peer_run(struct peer *p, const struct peer_opts *o,
 		log_err("peer: cannot start: %s", strerror(-e));
 	while (p->nlive)
 		peer_fail(p, p->live[p->nlive - 1], "stopped before the end");
+	/* A sink that saw fewer flows than it was told to expect failed. */
+	few = !e && sink && o->count && !res->interrupted &&
+	      res->ok + res->failed < o->count;
+	if (few && !res->error[0])
+		snprintf(res->error, sizeof(res->error), "sink: only %u of %u "
+			 "flows came", res->ok + res->failed, o->count);
 	stats_sample(&s1);
 	stats_cost(&s0, &s1, 0, &cost);
 	res->cpu_user = cost.user;
@@ -235,7 +242,7 @@ static int peer_run(struct peer *p, const struct peer_opts *o,
 	sigprocmask(SIG_SETMASK, &old, NULL);
 	if (e)
 		return e;
-	return res->failed ? -EIO : 0;
+	return res->failed || few ? -EIO : 0;
 }
 
 static void peer_summary(const struct peer_opts *o,

@@ -155,13 +155,17 @@ static int peer_tx(struct peer *p, struct peer_conn *c)
 							    DND_PEER_CHUNK;
 			size_t off = (c->tx_phase + c->tx_n) % DND_PEER_PERIOD;
 
-			if (p->o->pause && !p->sink && !p->resumed &&
-			    c->tx_n >= c->tx_len / 2) {
+			bool hold = p->o->pause && !p->sink && !p->resumed;
+
+			if (hold && c->tx_n >= c->tx_len / 2) {
 				if (!c->halted)
 					p->halted++;
 				c->halted = true;
 				return 0;
 			}
+			/* A flow shorter than two chunks halts halfway too. */
+			if (hold && len > c->tx_len / 2 - c->tx_n)
+				len = (size_t)(c->tx_len / 2 - c->tx_n);
 			n = send(c->fd, p->pat + off, len,
 				 MSG_DONTWAIT | MSG_NOSIGNAL);
 			if (n > 0) {
@@ -289,6 +293,9 @@ void peer_watch(struct peer *p, struct peer_conn *c)
 		if (peer_may_send(c) && !(!p->sink && c->halted))
 			m |= DND_EV_WRITE;
 	}
+	/* Nothing to do (halted, all read): still hear of a reset. */
+	if (!m)
+		m = DND_EV_ERR;
 	e = evloop_set(&p->el, c->fd, m, peer_on_event, peer_on_event, c);
 	if (e)
 		peer_fail(p, c, "epoll: %s", strerror(-e));
@@ -299,8 +306,19 @@ static void peer_on_event(struct evloop *el, int fd, void *data,
 {
 	struct peer_conn *c = data;
 	struct peer *p = c->p;
-	int e;
+	int e = 0;
+	socklen_t len = sizeof(e);
 
+	/* Errors only (see peer_watch): the connection broke while waiting. */
+	if ((fired & DND_EV_ERR) && evloop_mask(el, fd) == DND_EV_ERR) {
+		if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &e, &len) == -1)
+			e = errno;
+		peer_fail(p, c, "%s while waiting, after %llu of %llu bytes "
+			  "sent", e ? strerror(e) : "hangup",
+			  (unsigned long long)c->tx_n,
+			  (unsigned long long)c->tx_len);
+		return;
+	}
 	if (c->connecting) {
 		e = net_connect_done(fd);
 		if (e == -EINPROGRESS)

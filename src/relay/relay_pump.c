@@ -8,21 +8,51 @@
 #include <errno.h>
 #include <fcntl.h>		/* splice() */
 #include <stdlib.h>
+#include <string.h>
 
+#include "core/log.h"
 #include "core/net.h"
 #include "relay/relay_flow.h"
 #include "relay/relay_pump.h"
 
-/* Takes a pipe for a direction about to read; none left means copying. */
+/*
+ * Takes a pipe for a direction about to read; none left (--max-pipes, or
+ * pipe() failed: EMFILE, ENFILE, ENOMEM) means this flow copies from now
+ * on. Nothing is in flight then, so no byte changes path mid-stream.
+ */
 static void relay_dir_pipe(struct relay *r, struct relay_flow *f,
 			   struct relay_dir *d)
 {
+	int e;
+
 	if (d->pipe || d->count || f->copy || r->o->mode != DND_RELAY_SPLICE)
 		return;
-	if (pipe_get(&r->pool, &d->pipe)) {
-		f->copy = true;
-		r->st->fallbacks++;
-	}
+	e = pipe_get(&r->pool, &d->pipe);
+	if (!e)
+		return;
+	f->copy = true;
+	r->st->fallbacks++;
+	if (e != -ENOBUFS && !atomic_exchange(&r->sh->told_pipe, true))
+		log_warn("relay: cannot open a pipe: %s; flows without one "
+			 "copy instead (counted as fallbacks)", strerror(-e));
+}
+
+void relay_buf_put(struct relay *r, struct relay_dir *d)
+{
+	if (!d->buf)
+		return;
+	if (r->nbufs < DND_RELAY_BUF_CACHE)
+		r->bufs[r->nbufs++] = d->buf;
+	else
+		free(d->buf);
+	d->buf = NULL;
+	d->off = 0;
+}
+
+void relay_bufs_free(struct relay *r)
+{
+	while (r->nbufs)
+		free(r->bufs[--r->nbufs]);
 }
 
 /*
@@ -82,7 +112,8 @@ static ssize_t relay_fill_buf(struct relay *r, struct relay_dir *d, int src,
 	ssize_t n;
 
 	if (!d->buf) {
-		d->buf = malloc(r->o->buf_size);
+		d->buf = r->nbufs ? r->bufs[--r->nbufs] :
+				    malloc(r->o->buf_size);
 		if (!d->buf)
 			return -ENOMEM;
 	}
@@ -292,8 +323,12 @@ static int relay_pump_fin(struct relay *r, struct relay_flow *f, int i)
 	if (!d->eof || d->count || d->shut || f->err[0] || f->err[1])
 		return 0;
 	d->shut = true;
-	if (shutdown(f->fd[!i], SHUT_WR) == 0 || errno == ENOTCONN)
+	if (shutdown(f->fd[!i], SHUT_WR) == 0)
 		return 0;
+	/*
+	 * ENOTCONN: the destination is closed already (a reset or a timeout
+	 * came in), so what was written to it may never have arrived.
+	 */
 	e = -errno;
 	if (!relay_peer_errno(e))
 		return e;
@@ -311,6 +346,8 @@ int relay_pump(struct relay *r, struct relay_flow *f, int i)
 		pipe_put(&r->pool, d->pipe, 0);
 		d->pipe = NULL;
 	}
+	if (d->buf && !d->count)
+		relay_buf_put(r, d);
 	if (!e)
 		e = relay_pump_fin(r, f, i);
 	if (spent && r->o->idle_timeout > 0) {

@@ -16,6 +16,15 @@
 void relay_sock_broken(struct relay *r, struct relay_flow *f, int s, int err);
 
 /*
+ * Gives d's copy buffer back to r's cache (or frees it when the cache is
+ * full), whatever it holds; d has none afterwards.
+ */
+void relay_buf_put(struct relay *r, struct relay_dir *d);
+
+/* Frees the cached copy buffers (at the end of the loop). */
+void relay_bufs_free(struct relay *r);
+
+/*
  * Moves direction i (fd[i] -> fd[!i]) until nothing moves or the wakeup's
  * byte budget is spent; passes a FIN on at EOF. A socket error (the peer
  * reset, a timeout, an unreachable network) only marks that side broken

@@ -8,8 +8,17 @@
 
 struct relay_opts;
 
+#define DND_RELAY_MAX_THREADS 64	/* --threads */
+
+/*
+ * With --threads, each loop counts its own and relay_stats_add() sums them;
+ * active and peak_active are counted across the loops as they happen, and
+ * pipes_peak is the sum of each loop's peak.
+ */
 struct relay_stats {
+	uint64_t threads;	/* loops these counters are summed over */
 	uint64_t accepted;	/* client connections taken */
+	uint64_t accepted_by[DND_RELAY_MAX_THREADS];	/* by each loop */
 	uint64_t active;	/* flows open now (connecting included) */
 	uint64_t peak_active;
 	uint64_t failed;	/* target refused, unreachable or timed out */
@@ -38,6 +47,11 @@ struct relay_stats {
 	uint64_t fallbacks;	/* flows that copied because no pipe was left */
 	uint64_t pipes_created, pipes_peak, pipe_size_min;
 	uint64_t pipes_small;	/* got the kernel's default size: EPERM */
+	uint64_t pipes_failed;	/* pipe() failed (EMFILE, ENFILE, ENOMEM) */
+	uint64_t pipes_max;	/* the cap in force (--max-pipes, or fewer
+				 * when RLIMIT_NOFILE cannot cover them) */
+	uint64_t pipes_alive;	/* open now, in use or pooled: kernel memory
+				 * of up to pipe_size each */
 	uint64_t wakeups, events, epoll_ctl;
 	double seconds;		/* wall time of the loop */
 	double cpu_user, cpu_sys;	/* the relay process */
@@ -49,6 +63,13 @@ struct relay_stats {
  */
 void relay_stats_print(const struct relay_opts *o,
 		       const struct relay_stats *st, FILE *f);
+
+/*
+ * Adds one loop's counters in src to dst: sums, but the smallest pipe size
+ * seen; threads, accepted_by, active, peak_active, seconds and CPU are
+ * left alone (they are the process', not a loop's).
+ */
+void relay_stats_add(struct relay_stats *dst, const struct relay_stats *src);
 
 /* Mean bytes per splice into a pipe (seed 004's figure of merit); 0: none. */
 double relay_bytes_per_splice(const struct relay_stats *st);

@@ -1,14 +1,17 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The relay's types only [hap -t.h]: the loop (relay.c), a flow and its
- * lists (relay_flow.c, relay_accept.c), a direction (relay_pump.c). Each of
- * those files declares its functions in its own header.
+ * The relay's types only [hap -t.h]: what the loops share (relay.c), a loop
+ * (relay_loop.c), a flow and its lists (relay_flow.c, relay_accept.c), a
+ * direction (relay_pump.c). Each of those files declares its functions in
+ * its own header.
  */
 #ifndef DND_RELAY_TYPES_H
 #define DND_RELAY_TYPES_H
 
 #include <sys/socket.h>
 #include <sys/types.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -34,6 +37,8 @@ struct relay_dir {
 
 struct relay_flow;
 
+#define DND_RELAY_BUF_CACHE 64	/* empty copy buffers kept for reuse */
+
 struct relay_list {
 	struct relay_flow *head, *tail;	/* oldest first */
 };
@@ -52,30 +57,84 @@ struct relay_flow {
 	struct relay_list *list;
 };
 
-struct relay {
+#define DND_RELAY_INBOX 256	/* clients one loop may hand another at once */
+
+/*
+ * Clients loop i accepted for loop j, in loop j (one producer, one
+ * consumer): the producer fills fd[tail] then moves tail on (release), the
+ * consumer reads fd[head] then moves head on, so neither waits on a lock.
+ */
+struct relay_inbox {
+	atomic_uint head, tail;	/* free-running; the slot is % DND_RELAY_INBOX */
+	int fd[DND_RELAY_INBOX];
+};
+
+/*
+ * What the loops (--threads) share: set before any of them starts, or
+ * atomic. Nothing else crosses from one loop to another.
+ */
+struct relay_shared {
 	const struct relay_opts *o;
-	struct relay_stats *st;
-	struct evloop el;
-	struct pipe_pool pool;
+	struct relay *loops;	/* [n]; loops[0] runs in relay_run's thread
+				 * and reads the signals */
+	unsigned int n;
+	int lfd;		/* the listener every loop accepts from */
+	int setsize;		/* fds each loop's table covers */
+	unsigned int max_pipes;	/* in all: --max-pipes, or what fds allow */
+	unsigned int pipe_size;	/* F_SETPIPE_SZ for new pipes */
 	struct sockaddr_storage target;
 	socklen_t target_len;
 	char target_name[80];
-	int lfd, sfd;
+	struct dnd_sample t0;
+	atomic_bool drain;	/* SIGTERM or SIGINT, or a loop failed */
+	atomic_uint running;	/* loops not yet out of their run */
+	atomic_uint_fast64_t active, peak_active;	/* flows, all loops */
+	atomic_bool told_connect;	/* the first target failure was logged */
+	atomic_bool told_accept;
+	atomic_bool told_error;		/* the first relay error was logged */
+	atomic_bool told_pipe;		/* the first pipe() failure was logged */
+};
+
+/* One loop: its own epoll, flows, pipe pool, buffers and counters. */
+struct relay {
+	const struct relay_opts *o;
+	struct relay_shared *sh;
+	unsigned int id;	/* index in sh->loops */
+	struct relay_stats *st;	/* &own (a test may point it elsewhere) */
+	struct evloop el;
+	struct pipe_pool pool;
+	int lfd;		/* sh->lfd; -1 once this loop drains */
+	unsigned int lmask;	/* the listener's interest when accepting */
+	int sfd;		/* signalfd (loop 0), or -1 */
+	int evfd;		/* eventfd other loops wake this one with; -1
+				 * with one loop */
+	unsigned int max_conn;	/* this loop's share of --max-conn */
+	/* Flows it holds plus clients handed to it and not yet taken: what
+	 * the other loops balance on. */
+	atomic_uint load;
+	struct relay_inbox *inbox;	/* [sh->n]: inbox[i] from loop i */
 	bool paused;		/* the listener is out of epoll */
 	double resume_at;	/* retry accept after EMFILE; 0: on a close */
 	bool draining;		/* SIGTERM: no new flows */
 	double grace_end;
 	bool stop;
-	bool told_connect;	/* the first target failure was logged */
-	bool told_accept;
-	bool told_error;	/* the first relay error was logged */
 	size_t budget;
-	struct dnd_sample t0;
 	struct relay_list waiting;	/* accepted, no fd left for the target */
-	struct relay_list connecting, open, lingering;
+	struct relay_list connecting, open;
 	struct relay_list flushing;	/* broken: the last bytes go out first */
 	double retry_at;	/* when waiting flows try again */
 	unsigned int nflows;
+	/* A direction holds a copy buffer only while it carries data, as
+	 * with pipes, so idle flows cost no 2 x --buffer each. */
+	char *bufs[DND_RELAY_BUF_CACHE];
+	unsigned int nbufs;
+	struct relay_stats own;
+	/* A copy of own for the loop that prints (SIGUSR1), taken at the end
+	 * of each turn of this loop's run. */
+	pthread_mutex_t pub_lock;
+	struct relay_stats pub;
+	pthread_t thread;
+	int err;		/* how its run ended: 0 or -errno */
 };
 
 #endif

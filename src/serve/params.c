@@ -25,19 +25,43 @@ static uint64_t get_be(const uint8_t *p, unsigned int n)
 	return v;
 }
 
+static const char *const end_names[SERVE_END_COUNT] = {
+	[SERVE_END_NAME] = "name",
+	[SERVE_END_ZERO] = "zero",
+	[SERVE_END_NULL] = "null",
+	[SERVE_END_SCRATCH] = "scratch",
+};
+
+const char *params_end_name(unsigned int end)
+{
+	return end < SERVE_END_COUNT ? end_names[end] : NULL;
+}
+
+int params_end_find(const char *name)
+{
+	int i;
+
+	for (i = SERVE_END_NAME + 1; i < SERVE_END_COUNT; i++)
+		if (!strcmp(name, end_names[i]))
+			return i;
+	return -1;
+}
+
 size_t params_put(uint8_t *out, size_t cap, const struct serve_params *p)
 {
 	size_t mlen = strlen(p->method), need;
 	uint8_t *q;
 
 	need = SERVE_PARAMS_FIXED + mlen + p->name_len;
-	if (!mlen || mlen > SERVE_METHOD_MAX || !p->name_len ||
+	if (!mlen || mlen > SERVE_METHOD_MAX || p->end >= SERVE_END_COUNT ||
+	    !p->name_len != (p->end != SERVE_END_NAME) ||
 	    p->name_len >= PATH_MAX || need > cap)
 		return 0;
 	memset(out, 0, SERVE_PARAMS_FIXED);
 	out[0] = p->op;
 	out[1] = p->flags;
 	put_be(out + 2, p->streams, 2);
+	out[4] = p->end;
 	put_be(out + 8, p->length, 8);
 	put_be(out + 16, p->bsz, 8);
 	out[24] = (uint8_t)mlen;
@@ -60,13 +84,22 @@ static int params_check(const struct serve_params *p, const uint8_t *in,
 		bad = "unknown operation";
 	else if (p->flags & ~(SERVE_PF_VERIFY | SERVE_PF_KNOWN))
 		bad = "unknown flags";
-	else if (p->op == SERVE_PULL && p->flags & SERVE_PF_KNOWN)
-		bad = "a pull declares no length";
+	else if (p->end >= SERVE_END_COUNT)
+		bad = "unknown special end";
+	else if ((p->end == SERVE_END_ZERO && p->op != SERVE_PULL) ||
+		 (p->end == SERVE_END_NULL && p->op != SERVE_PUSH))
+		bad = "zero is a pull's end and null a push's";
+	else if (p->op == SERVE_PULL && p->end == SERVE_END_NAME &&
+		 p->flags & SERVE_PF_KNOWN)
+		bad = "a pull of a named file declares no length";
+	else if (p->op == SERVE_PULL && p->end != SERVE_END_NAME &&
+		 !(p->flags & SERVE_PF_KNOWN))
+		bad = "a pull from a special end needs its length";
 	else if (!(p->flags & SERVE_PF_KNOWN) && p->length)
 		bad = "a length without its flag";
 	else if (!p->streams || p->streams > 64)
 		bad = "stream count out of range";
-	else if (get_be(in + 4, 4))
+	else if (get_be(in + 5, 3))
 		bad = "reserved bytes are not zero";
 	else if (!p->bsz || p->bsz > GIB)
 		bad = "buffer size out of range";
@@ -88,6 +121,7 @@ int params_get(const uint8_t *in, size_t len, struct serve_params *p,
 	p->op = in[0];
 	p->flags = in[1];
 	p->streams = (uint16_t)get_be(in + 2, 2);
+	p->end = in[4];
 	p->length = get_be(in + 8, 8);
 	p->bsz = get_be(in + 16, 8);
 	if (params_check(p, in, why, whylen))
@@ -103,9 +137,14 @@ int params_get(const uint8_t *in, size_t len, struct serve_params *p,
 	memcpy(p->method, in + 25, mlen);
 	q = in + 25 + mlen;
 	nlen = (size_t)get_be(q, 2);
-	if (!nlen || nlen >= PATH_MAX ||
-	    len != SERVE_PARAMS_FIXED + mlen + nlen || q[2 + nlen])
+	if (nlen >= PATH_MAX || len != SERVE_PARAMS_FIXED + mlen + nlen ||
+	    q[2 + nlen])
 		goto short_msg;
+	if (!nlen != (p->end != SERVE_END_NAME)) {
+		snprintf(why, whylen, "malformed request: %s", nlen ?
+			 "a special end takes no name" : "an empty name");
+		return -EBADMSG;
+	}
 	memcpy(p->name, q + 2, nlen);
 	p->name_len = nlen;
 	return 0;

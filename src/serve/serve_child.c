@@ -23,6 +23,7 @@
 #include "serve/handshake.h"
 #include "serve/params.h"
 #include "serve/serve.h"
+#include "serve/serve_end.h"
 #include "xfer/method.h"
 #include "xfer/report.h"
 #include "xfer/session.h"
@@ -143,8 +144,10 @@ static int child_method(struct child *k)
 	bool pull = k->p.op == SERVE_PULL;
 	struct xfer_cfg cfg = {
 		.sender = pull,
-		.ep = DND_EP_FILE,
-		.fmode = S_IFREG,
+		.ep = k->p.end == SERVE_END_ZERO ? DND_EP_ZERO :
+		      k->p.end == SERVE_END_NULL ? DND_EP_NULL : DND_EP_FILE,
+		.fmode = k->p.end == SERVE_END_ZERO ||
+			 k->p.end == SERVE_END_NULL ? S_IFCHR : S_IFREG,
 		.bsz = k->p.bsz,
 	};
 	char why[256], reason[320];
@@ -215,6 +218,45 @@ static int child_pull(struct child *k)
 	return 0;
 }
 
+/*
+ * A special end (params.h): /dev/zero, /dev/null or a scratch file that
+ * the server names or makes itself; the client names no path. 0 or 1.
+ */
+static int child_special(struct child *k)
+{
+	bool pull = k->p.op == SERVE_PULL;
+	uint64_t max = k->c->o->max_bytes;
+	char why[320];
+	int n;
+
+	if (max && k->p.length > max) {
+		snprintf(why, sizeof(why), "%llu bytes is above the server's "
+			 "--max-bytes %llu", (unsigned long long)k->p.length,
+			 (unsigned long long)max);
+		return child_refuse(k, SERVE_ST_REFUSED, why);
+	}
+	if (k->p.end == SERVE_END_SCRATCH && !pull) {
+		n = serve_scratch_name(k->p.name, sizeof(k->p.name));
+		if (n < 0)
+			return child_refuse(k, SERVE_ST_REFUSED, "no random "
+					    "scratch name");
+		k->p.name_len = (size_t)n;
+		return child_push(k);
+	}
+	k->p.name_len = (size_t)snprintf(k->p.name, sizeof(k->p.name), "(%s)",
+					 params_end_name(k->p.end));
+	if (k->p.end != SERVE_END_SCRATCH) {
+		snprintf(k->path, sizeof(k->path), pull ? "/dev/zero" :
+			 "/dev/null");
+		return 0;
+	}
+	if (serve_scratch_fill(&k->c->dir, k->p.length, &k->rfd, why,
+			       sizeof(why)))
+		return child_refuse(k, SERVE_ST_REFUSED, why);
+	snprintf(k->path, sizeof(k->path), "/proc/self/fd/%d", k->rfd);
+	return 0;
+}
+
 /* Takes a free session slot (the parent frees it when we are reaped). */
 static bool child_claim(const struct serve_ctx *c)
 {
@@ -273,8 +315,9 @@ static int child_admit(struct child *k)
 	if (k->p.streams > 1)
 		return child_refuse(k, SERVE_ST_REFUSED, "this server takes "
 				    "one stream per transfer; use -P 1");
-	if (child_method(k) ||
-	    (k->p.op == SERVE_PUSH ? child_push(k) : child_pull(k)))
+	if (child_method(k) || (k->p.end != SERVE_END_NAME ? child_special(k) :
+				k->p.op == SERVE_PUSH ? child_push(k) :
+				child_pull(k)))
 		return 1;
 	if (!child_claim(c)) {
 		snprintf(why, sizeof(why), "server busy: %u sessions are "
@@ -312,12 +355,17 @@ static int child_transfer(struct child *k)
 		.timeout = o->timeout,
 		.streams = 1,
 		.link = &l,
+		.has_limit = k->p.end == SERVE_END_ZERO,
+		.limit = k->p.length,
 	};
 	int code;
 
 	k->fd = -1;	/* the session owns it now */
 	code = session_run(&so);
 	k->ran = true;
+	/* A pushed scratch file has served its purpose once verified. */
+	if (k->p.end == SERVE_END_SCRATCH && k->dfd >= 0)
+		unlinkat(k->dfd, k->base, 0);
 	return code;
 }
 

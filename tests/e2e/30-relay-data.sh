@@ -1,41 +1,52 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # dnd relay moves every byte exactly, both ways at once, for 1 and 200
-# flows, with splice and with the copy path; and a dnd send/recv transfer
-# through it lands a file whose hash matches.
+# flows, with splice and with the copy path, in one loop and in two threads
+# (--threads 2); and a dnd send/recv transfer through it lands a file whose
+# hash matches.
 . "$(dirname "$0")/lib.sh"
 
-for m in splice rw; do
-	for flows in 1 200; do
-		next_port; sink=$PORT
-		next_port; rl=$PORT
-		bg "$T/sink.log" "$DND" bench relay --sink -l "127.0.0.1:$sink" --count "$flows"
-		spid=$BPID
-		bg "$T/relay.log" "$DND" relay -m "$m" -l "127.0.0.1:$rl" -t "127.0.0.1:$sink" --json
-		rpid=$BPID
-		wait_listen "$sink"
-		wait_listen "$rl"
-		expect_exit 0 "$DND" bench relay --client -t "127.0.0.1:$rl" --flows "$flows" --bytes 64Mi --reply 48Mi
-		expect_out "peer client: $flows flows ok, 0 failed; sent 67108864 B, received 50331648 B"
-		wait "$spid" || fail "$m $flows flows: sink failed: $(cat "$T/sink.log")"
-		grep -q "peer sink: $flows flows ok, 0 failed; sent 50331648 B, received 67108864 B" "$T/sink.log" ||
-			fail "sink: $(cat "$T/sink.log")"
-		kill -TERM "$rpid"
-		wait "$rpid" || fail "$m: relay exit $? after SIGTERM: $(cat "$T/relay.log")"
-		[ "$(jnum "$T/relay.log" completed)" = "$flows" ] || fail "relay stats: $(cat "$T/relay.log")"
-		[ "$(jnum "$T/relay.log" client_to_target_bytes)" = $((67108864 + 32 * flows)) ] ||
-			fail "client->target bytes: $(cat "$T/relay.log")"
-		[ "$(jnum "$T/relay.log" target_to_client_bytes)" = 50331648 ] ||
-			fail "target->client bytes: $(cat "$T/relay.log")"
-		calls=$(jnum "$T/relay.log" splice_in_calls)
-		if [ "$m" = splice ]; then
-			[ "$calls" -gt 0 ] && [ "$(jnum "$T/relay.log" fallbacks)" = 0 ] ||
-				fail "splice relay did not splice: $(cat "$T/relay.log")"
-		else
-			[ "$calls" = 0 ] || fail "rw relay spliced: $(cat "$T/relay.log")"
-		fi
+# METHOD FLOWS THREADS
+for run in "splice 1 1" "splice 200 1" "rw 1 1" "rw 200 1" "splice 200 2" "rw 200 2"; do
+	read -r m flows threads <<<"$run"
+	next_port; sink=$PORT
+	next_port; rl=$PORT
+	bg "$T/sink.log" "$DND" bench relay --sink -l "127.0.0.1:$sink" --count "$flows"
+	spid=$BPID
+	bg "$T/relay.log" "$DND" relay -m "$m" -l "127.0.0.1:$rl" -t "127.0.0.1:$sink" --threads "$threads" --json
+	rpid=$BPID
+	wait_listen "$sink"
+	wait_listen "$rl"
+	expect_exit 0 "$DND" bench relay --client -t "127.0.0.1:$rl" --flows "$flows" --bytes 64Mi --reply 48Mi
+	expect_out "peer client: $flows flows ok, 0 failed; sent 67108864 B, received 50331648 B"
+	wait "$spid" || fail "$m $flows flows: sink failed: $(cat "$T/sink.log")"
+	grep -q "peer sink: $flows flows ok, 0 failed; sent 50331648 B, received 67108864 B" "$T/sink.log" ||
+		fail "sink: $(cat "$T/sink.log")"
+	kill -TERM "$rpid"
+	wait "$rpid" || fail "$m: relay exit $? after SIGTERM: $(cat "$T/relay.log")"
+	[ "$(jnum "$T/relay.log" completed)" = "$flows" ] || fail "relay stats: $(cat "$T/relay.log")"
+	[ "$(jnum "$T/relay.log" client_to_target_bytes)" = $((67108864 + 32 * flows)) ] ||
+		fail "client->target bytes: $(cat "$T/relay.log")"
+	[ "$(jnum "$T/relay.log" target_to_client_bytes)" = 50331648 ] ||
+		fail "target->client bytes: $(cat "$T/relay.log")"
+	calls=$(jnum "$T/relay.log" splice_in_calls)
+	if [ "$m" = splice ]; then
+		[ "$calls" -gt 0 ] && [ "$(jnum "$T/relay.log" fallbacks)" = 0 ] ||
+			fail "splice relay did not splice: $(cat "$T/relay.log")"
+	else
+		[ "$calls" = 0 ] || fail "rw relay spliced: $(cat "$T/relay.log")"
+	fi
+	[ "$(jnum "$T/relay.log" threads)" = "$threads" ] || fail "threads: $(cat "$T/relay.log")"
+	if [ "$threads" = 2 ]; then
+		# Both loops took flows, and their counts add up.
+		per=$(tail -n1 "$T/relay.log" | grep -o '"accepted_per_thread":\[[0-9]*,[0-9]*\]' | grep -o '[0-9]*,[0-9]*')
+		a=${per%,*} b=${per#*,}
+		[ -n "$per" ] && [ "$a" -ge 1 ] && [ "$b" -ge 1 ] && [ $((a + b)) = "$flows" ] ||
+			fail "flows per thread '$per': $(cat "$T/relay.log")"
+		ok "$m relay, --threads 2, $flows flows both ways at once: every byte verified, the loops took $a and $b"
+	else
 		ok "$m relay, $flows flows, both directions at once: every byte verified"
-	done
+	fi
 done
 
 # A file through the relay with dnd's own protocol: the receiver's hash

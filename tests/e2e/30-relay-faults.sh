@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# dnd relay under faults and limits: a target that is down, no pipes left
-# (--max-pipes 1), an idle timeout, too many connections for the fd limit,
-# and usage errors.
+# dnd relay under faults and limits: a target that is down (its clients are
+# reset, uploads included), no pipes left (--max-pipes 1), an idle timeout,
+# too many connections for the fd limit, and usage errors.
 . "$(dirname "$0")/lib.sh"
 
 # usage_err ARGS... TEXT: exit 2 and TEXT on stderr.
@@ -24,20 +24,57 @@ ok "usage errors exit 2 and name the fix"
 
 next_port
 expect_exit 1 "$DND" relay -l "127.0.0.1:$PORT" -t 127.0.0.1:1 --max-conn 1000000
-expect_out "need 6000064 file descriptors"
-ok "too many connections for RLIMIT_NOFILE: a clear start-up error"
+expect_out "--max-conn 1000000 needs 2000064 file descriptors"
+hard=$(ulimit -Hn)
+[ "$hard" = unlimited ] || expect_out "allows $hard (ulimit -Hn), enough for $(((hard - 64) / 2)) flows"
+ok "too many connections for RLIMIT_NOFILE: a clear start-up error that says how many fit"
 
-# Target down: each client is closed cleanly, counted, and the relay goes
-# on serving once the target is up.
+# upload PORT BYTES: sends BYTES to 127.0.0.1:PORT, shuts down writing and
+# reads to the end; prints how it ended: "EOF after N" (a clean close: the
+# client must believe its N bytes went through), or "ECONNRESET after N",
+# "EPIPE after N" (the first error of any call).
+upload() {
+	timeout 20 perl -MSocket -MErrno -e '
+		my ($port, $len) = @ARGV;
+		$SIG{PIPE} = "IGNORE";
+		socket(my $s, PF_INET, SOCK_STREAM, 0) or die "socket: $!";
+		connect($s, sockaddr_in($port, inet_aton("127.0.0.1")))
+			or die "connect: $!";
+		sub why { $!{ECONNRESET} ? "ECONNRESET" : $!{EPIPE} ? "EPIPE" : "$!" }
+		my $d = "u" x 65536; my ($o, $end) = (0, "");
+		while ($o < $len) {
+			my $n = syswrite($s, $d, $len - $o < 65536 ? $len - $o : 65536);
+			if (!defined $n) { $end = why(); last; }
+			$o += $n;
+		}
+		if (!$end) {
+			shutdown($s, 1); my ($b, $n);
+			1 while ($n = sysread($s, $b, 65536));
+			$end = defined $n ? "EOF" : why();
+		}
+		print "$end after $o\n";
+	' "$1" "$2"
+}
+
+# Target down: each client is reset (its bytes went nowhere, so it must not
+# see a clean end), counted, and the relay goes on serving once the target
+# is up.
 next_port; sink=$PORT
 next_port; rl=$PORT
 bg "$T/relay.log" "$DND" relay -l "127.0.0.1:$rl" -t "127.0.0.1:$sink" --json
 rpid=$BPID
 wait_listen "$rl"
 expect_exit 1 "$DND" bench relay --client -t "127.0.0.1:$rl" --flows 5 --bytes 0 --reply 1Mi
-expect_out "the connection closed after 0 of"
+echo "$OUT" | grep -qE "Connection reset by peer|Broken pipe" || fail "no reset: $OUT"
 expect_out "0 flows ok, 5 failed"
-grep -q "relay: cannot connect to 127.0.0.1:$sink: Connection refused; the client is closed" "$T/relay.log" ||
+for n in 1 100000 8000000; do
+	got=$(upload "$rl" $n)
+	case $got in
+	ECONNRESET*|EPIPE*) ;;
+	*) fail "an upload of $n bytes to a refused target ended with '$got', not a reset" ;;
+	esac
+done
+grep -q "relay: cannot connect to 127.0.0.1:$sink: Connection refused; the client is reset" "$T/relay.log" ||
 	fail "cause not logged: $(cat "$T/relay.log")"
 bg "$T/sink.log" "$DND" bench relay --sink -l "127.0.0.1:$sink" --count 3
 spid=$BPID
@@ -46,9 +83,9 @@ expect_exit 0 "$DND" bench relay --client -t "127.0.0.1:$rl" --flows 3 --bytes 3
 wait "$spid" || fail "sink: $(cat "$T/sink.log")"
 kill -TERM "$rpid"
 wait "$rpid" || fail "relay exit $?"
-[ "$(jnum "$T/relay.log" failed)" = 5 ] && [ "$(jnum "$T/relay.log" completed)" = 3 ] ||
+[ "$(jnum "$T/relay.log" failed)" = 8 ] && [ "$(jnum "$T/relay.log" completed)" = 3 ] ||
 	fail "relay stats: $(tail -n1 "$T/relay.log")"
-ok "target down: clients closed and counted (failed 5), then 3 flows served"
+ok "target down: uploading clients reset, not closed, and counted (failed 8), then 3 flows served"
 
 # One pipe for twenty flows. A direction holds a pipe only while its data
 # is stuck (the destination is full), so the sink stops reading until the

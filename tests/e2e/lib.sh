@@ -45,21 +45,26 @@ start_recv() {
 	_pids+=("$RPID")
 }
 
+# wait_for PID SEC: waits for PID (a child of this shell) at most SEC
+# seconds; returns its exit code, or 124 after killing it at the deadline.
+wait_for() {
+	local i
+	for i in $(seq 1 $(($2 * 50))); do
+		kill -0 "$1" 2>/dev/null || break
+		sleep 0.02
+	done
+	if kill -0 "$1" 2>/dev/null; then
+		kill -9 "$1"
+		wait "$1"
+		return 124
+	fi
+	wait "$1"
+}
+
 # wait_recv: waits for RPID, at most 20 s (a receiver whose sender never
 # came would wait for ever): then it is killed and RRC is 124.
 wait_recv() {
-	local i
-	for i in $(seq 1 1000); do
-		kill -0 "$RPID" 2>/dev/null || break
-		sleep 0.02
-	done
-	if kill -0 "$RPID" 2>/dev/null; then
-		kill -9 "$RPID"
-		wait "$RPID"
-		RRC=124
-		return
-	fi
-	wait "$RPID"
+	wait_for "$RPID" 20
 	RRC=$?
 }
 

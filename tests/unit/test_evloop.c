@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: MIT
 /*
  * The relay's epoll loop on pipes and socketpairs: interest changes, which
- * callbacks run, removal from inside a callback, the fd table's bound.
+ * callbacks run, removal from inside a callback, exclusive wakeups, the fd
+ * table's bound.
  */
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -279,6 +281,58 @@ static void t_rdhup(void)
 	evloop_free(&el);
 }
 
+/*
+ * DND_EV_EXCL: one fd in two loops with EPOLLEXCLUSIVE (the relay's shared
+ * listener). One event wakes one of two waiting loops, never both; off
+ * and on again (the listener's pause) works; alone it means 0.
+ */
+static void *t_excl_wait(void *arg)
+{
+	struct evloop *el = arg;
+
+	evloop_poll(el, 300);
+	return NULL;
+}
+
+static void t_excl(void)
+{
+	struct evloop a, b;
+	struct t_rec ra, rb;
+	pthread_t ta, tb;
+	int p[2];
+
+	evloop_init(&a, 64, 8);
+	evloop_init(&b, 64, 8);
+	t_rec_init(&ra);
+	t_rec_init(&rb);
+	t_pipe(p, false);
+	ra.drain = rb.drain = p[0];
+	CHECK(evloop_set(&a, p[0], DND_EV_READ | DND_EV_EXCL, t_on_read,
+			 NULL, &ra) == 0 &&
+	      evloop_set(&b, p[0], DND_EV_READ | DND_EV_EXCL, t_on_read,
+			 NULL, &rb) == 0, "EPOLLEXCLUSIVE in two loops");
+	CHECK(evloop_set(&a, p[0], 0, NULL, NULL, NULL) == 0 &&
+	      evloop_set(&a, p[0], DND_EV_READ | DND_EV_EXCL, NULL, NULL,
+			 NULL) == 0 &&
+	      evloop_mask(&a, p[0]) == (DND_EV_READ | DND_EV_EXCL),
+	      "exclusive interest off and on again");
+	if (pthread_create(&ta, NULL, t_excl_wait, &a) ||
+	    pthread_create(&tb, NULL, t_excl_wait, &b))
+		exit(DND_T_FAIL);
+	usleep(50000);	/* both asleep in epoll_wait */
+	if (write(p[1], "x", 1) != 1)
+		exit(DND_T_FAIL);
+	pthread_join(ta, NULL);
+	pthread_join(tb, NULL);
+	CHECK(ra.rd + rb.rd == 1, "one event woke one loop (a %d, b %d)",
+	      ra.rd, rb.rd);
+	CHECK(evloop_set(&a, p[0], DND_EV_EXCL, NULL, NULL, NULL) == 0 &&
+	      evloop_mask(&a, p[0]) == 0, "DND_EV_EXCL alone is no interest");
+	t_close2(p);
+	evloop_free(&a);
+	evloop_free(&b);
+}
+
 /* Fds epoll cannot take are refused with its errno and leave no entry. */
 static void t_bad_fds(void)
 {
@@ -396,6 +450,7 @@ int main(void)
 	t_del_other(true);
 	t_err_only();
 	t_rdhup();
+	t_excl();
 	t_bad_fds();
 	t_high_fd();
 	t_timeout();

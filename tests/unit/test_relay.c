@@ -349,6 +349,7 @@ static void t_pump_error(enum relay_mode mode, const char *name, int want)
 {
 	struct relay_opts o;
 	struct relay_stats st;
+	struct relay_shared sh;
 	struct relay r;
 	struct relay_flow *f = calloc(1, sizeof(*f));
 	uint16_t port;
@@ -360,10 +361,16 @@ static void t_pump_error(enum relay_mode mode, const char *name, int want)
 	relay_defaults(&o);
 	o.mode = mode;
 	memset(&st, 0, sizeof(st));
+	memset(&sh, 0, sizeof(sh));
 	memset(&r, 0, sizeof(r));
+	sh.o = &o;
+	sh.n = 1;
+	sh.lfd = -1;
+	atomic_store(&sh.active, 1);
 	r.o = &o;
+	r.sh = &sh;
 	r.st = &st;
-	r.lfd = r.sfd = -1;
+	r.lfd = r.sfd = r.evfd = -1;
 	r.paused = r.draining = true;	/* no listener to resume */
 	r.budget = 256 * 1024;
 	if (!f || a < 0 || t < 0 || net_nonblock(a) ||
@@ -386,6 +393,7 @@ static void t_pump_error(enum relay_mode mode, const char *name, int want)
 	      name, -want, strerror(want), e);
 	relay_flow_after(&r, f, e);
 	CHECK(st.errors == 1 && st.resets == 0 && st.active == 0 &&
+	      atomic_load(&sh.active) == 0 &&
 	      r.nflows == 0 && st.bytes[0] == 0 && st.bytes_discarded == 5,
 	      "%s relay error: counted as an error (%llu), 5 bytes discarded "
 	      "(%llu), none delivered", name, (unsigned long long)st.errors,
@@ -397,6 +405,7 @@ static void t_pump_error(enum relay_mode mode, const char *name, int want)
 	close(c);
 	close(lfd);
 	pipe_pool_free(&r.pool);
+	relay_bufs_free(&r);
 	evloop_free(&r.el);
 }
 
