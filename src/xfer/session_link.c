@@ -122,8 +122,6 @@ static int link_knock(struct session *s, int fd, double end,
 		return 1;
 	if (auth_mac_verify(s->o->link->auth, DND_MAC_JOIN, b, DND_JOIN_LEN,
 			    b + DND_JOIN_LEN)) {
-		log_warn("dropped a connection to the streams port: its join "
-			 "does not verify");
 		return 1;
 	}
 	if (proto_get_join(b, j, why, sizeof(why)) ||
@@ -139,7 +137,7 @@ static int link_knock(struct session *s, int fd, double end,
 int session_link_streams(struct session *s, bool ranges)
 {
 	double end = stats_now() + (s->o->timeout > 0 ? s->o->timeout : 60);
-	unsigned int got = 1;
+	unsigned int got = 1, dropped = 0;
 	struct dnd_join j;
 	int fd, r;
 
@@ -158,6 +156,7 @@ int session_link_streams(struct session *s, bool ranges)
 			close(fd);
 			if (r < 0)
 				return 1;
+			dropped++;
 			continue;
 		}
 		if (net_tune(fd, s->o->timeout)) {
@@ -172,6 +171,10 @@ int session_link_streams(struct session *s, bool ranges)
 	}
 	close(s->lfd);
 	s->lfd = -1;
+	if (dropped && !s->res.warning[0])
+		snprintf(s->res.warning, sizeof(s->res.warning), "dropped %u "
+			 "connection(s) to the streams port that did not prove "
+			 "the key", dropped);
 	return 0;
 }
 

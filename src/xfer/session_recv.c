@@ -348,6 +348,8 @@ static int recv_verify(struct session *s, struct dnd_end *rep)
 	wait = session_hash_wait(s, total);
 	net_tune(s->sock[0], wait);
 	r = session_end_recv(s, true, &t, why, sizeof(why));
+	if (r == -EBADMSG && s->o->link)
+		rep->status = DND_ST_MISMATCH;	/* the client says why */
 	if (r == -EBADMSG)
 		return session_fail(s, "bad trailer from the sender: %s", why);
 	if (r)

@@ -141,6 +141,11 @@ static int send_refused(struct session *s, const struct dnd_end *rep,
 	if (rep->status == DND_ST_IOERR)
 		return session_fail(s, "the receiver could not land the file "
 				    "(see its message); nothing was landed");
+	if (rep->status == DND_ST_MISMATCH && s->o->link)
+		return session_fail(s, "the server refused the data: the data "
+				    "or its confirmation changed on the path "
+				    "(the hash or its MAC did not match what "
+				    "was sent); nothing was landed");
 	if (rep->status == DND_ST_NOHASH)
 		return session_fail(s, "the receiver refused the data: it "
 				    "verifies and this sender sent no hash "
