@@ -89,7 +89,7 @@ static const struct opt_def xfer_opts[] = {
 	  .hint = "give 1 to 64 streams", .group = "Data path",
 	  .help = "split FILE over N TCP connections, each landing at its "
 	  "offset (the receiver learns N from the sender; recv takes -P only "
-	  "to pull with --from)", OPT_AT(S, streams) },
+	  "when it pulls from a dnd serve)", OPT_AT(S, streams) },
 	{ .name = "overwrite", .letter = 'o', .type = DND_OPT_FLAG,
 	  .roles = DND_ROLE_RECV, .group = "The file",
 	  .help = "FILE exists: overwrite it IN PLACE, then cut it to the "
