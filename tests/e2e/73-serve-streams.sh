@@ -109,11 +109,7 @@ bg "$T/killed.log" ip netns exec "$NS_B" "$DND" send --key "$T/key" -c 10.231.0.
 kpid=$BPID
 wait_size "$d/.killed.dnd-*" 20000000
 kill -KILL "$kpid"
-for _ in $(seq 1 200); do
-	grep -q "push killed .*failed" "$T/serve.log" && break
-	sleep 0.05
-done
-grep -q "push killed .*failed" "$T/serve.log" || fail "no failed session logged: $(cat "$T/serve.log")"
+wait_log "$T/serve.log" "push killed .*failed" "no failed session logged"
 wait "$kpid" 2>/dev/null
 only ""
 expect_exit 0 timeout 60 ip netns exec "$NS_B" "$DND" send --key "$T/key" -c 10.231.0.1 -p "$PORT" -P 4 --to after "$T/s64"
