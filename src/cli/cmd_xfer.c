@@ -246,6 +246,11 @@ static void xfer_check(struct opt_state *st, void *obj)
 		st->bad++;
 	}
 	o->file = st->nargs ? st->args[0] : NULL;
+	if (x->from && o->streams > 1 && o->file && !strcmp(o->file, "-")) {
+		log_err("-P %u cannot land in order on stdout; pull with -P 1",
+			o->streams);
+		st->bad++;
+	}
 	if (o->overwrite && o->truncate) {
 		log_err("-o and -t conflict: -o overwrites FILE in place, -t "
 			"replaces it; choose one");
