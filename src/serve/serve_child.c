@@ -329,6 +329,7 @@ static int child_transfer(struct child *k)
 		.server = true,
 		.sock = k->fd,
 		.lfd = k->lfd,
+		.allow = o->has_allow ? &o->allow : NULL,
 		.auth = &k->auth,
 		.max_bytes = o->max_bytes,
 		.label = k->p.name,

@@ -17,6 +17,7 @@
 #include "core/net.h"
 #include "core/stats.h"
 #include "serve/auth.h"
+#include "serve/cidr.h"
 #include "serve/handshake.h"
 #include "xfer/session_link.h"
 #include "xfer/session_types.h"
@@ -87,13 +88,16 @@ int session_link_connect(struct session *s, unsigned int i)
 }
 
 /* The next connection on the streams listener by end: fd or -errno
- * (-EAGAIN: none came in time). */
-static int link_accept(struct session *s, double end)
+ * (-EAGAIN: none came in time); *allowed false when --allow has not its
+ * peer. */
+static int link_accept(struct session *s, double end, bool *allowed)
 {
+	const struct cidr_list *allow = s->o->link->allow;
 	struct pollfd p = { .fd = s->lfd, .events = POLLIN };
 	double left = end - stats_now();
-	char peer[96];
-	int r;
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof(ss);
+	int r, fd;
 
 	if (left <= 0)
 		return -EAGAIN;
@@ -102,7 +106,11 @@ static int link_accept(struct session *s, double end)
 		return -errno;
 	if (!r)
 		return -EAGAIN;
-	return net_accept(s->lfd, peer, sizeof(peer));
+	fd = accept4(s->lfd, (struct sockaddr *)&ss, &sl, SOCK_CLOEXEC);
+	if (fd == -1)
+		return -errno;
+	*allowed = !allow || cidr_match(allow, (struct sockaddr *)&ss, sl);
+	return fd;
 }
 
 /*
@@ -137,12 +145,13 @@ static int link_knock(struct session *s, int fd, double end,
 int session_link_streams(struct session *s, bool ranges)
 {
 	double end = stats_now() + (s->o->timeout > 0 ? s->o->timeout : 60);
-	unsigned int got = 1, dropped = 0;
+	unsigned int got = 1, dropped = 0, outside = 0;
 	struct dnd_join j;
+	bool allowed = false;
 	int fd, r;
 
 	while (got < s->n) {
-		fd = link_accept(s, end);
+		fd = link_accept(s, end, &allowed);
 		if (fd == -EINTR)
 			return session_fail(s, "interrupted by %s while "
 					    "waiting for streams",
@@ -151,6 +160,11 @@ int session_link_streams(struct session *s, bool ranges)
 			return session_fail(s, "only %u of %u streams came: %s",
 					    got, s->n, fd == -EAGAIN ?
 					    "--timeout" : strerror(-fd));
+		if (fd >= 0 && !allowed) {
+			close(fd);
+			outside++;
+			continue;
+		}
 		r = link_knock(s, fd, end, &j);
 		if (r) {
 			close(fd);
@@ -171,10 +185,11 @@ int session_link_streams(struct session *s, bool ranges)
 	}
 	close(s->lfd);
 	s->lfd = -1;
-	if (dropped && !s->res.warning[0])
+	if ((dropped || outside) && !s->res.warning[0])
 		snprintf(s->res.warning, sizeof(s->res.warning), "dropped %u "
-			 "connection(s) to the streams port that did not prove "
-			 "the key", dropped);
+			 "connection(s) to the streams port from outside "
+			 "--allow and %u that did not prove the key", outside,
+			 dropped);
 	return 0;
 }
 

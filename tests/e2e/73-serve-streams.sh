@@ -55,9 +55,11 @@ pairs "$NS_A" 127.0.0.1
 ok "keyless, on loopback: push and pull at -P 1/2/4, byte-exact and verified"
 stop
 
-# Strangers on the session's streams port (a junk join, a join with no
-# valid tag) are dropped; the client's own streams still come.
-serve --key "$T/key"
+# Strangers on the session's streams port (a junk join from outside
+# --allow, a join with no valid tag from inside) are dropped; the
+# client's own streams still come.
+ip -n "$NS_A" addr add 10.231.0.3/24 dev "va-$$"
+serve --key "$T/key" --allow 10.231.0.1/32,10.231.0.2/32
 PORT0=$PORT; next_port
 mitm() { # mitm MODE [SIZE]: a proxy in A on $PORT to the server; sets MPID
 	bg "$T/mitm.out" ip netns exec "$NS_A" perl "$(dirname "$0")/mitm.pl" 10.231.0.1 "$PORT" 10.231.0.1 "$PORT0" "$@"
@@ -65,10 +67,10 @@ mitm() { # mitm MODE [SIZE]: a proxy in A on $PORT to the server; sets MPID
 	for _ in $(seq 1 100); do grep -q ready "$T/mitm.out" && return; sleep 0.05; done
 	fail "the proxy did not start: $(cat "$T/mitm.out")"
 }
-mitm stranger
+mitm stranger 10.231.0.3
 expect_exit 0 timeout 60 ip netns exec "$NS_B" "$DND" send -c 10.231.0.1 -p "$PORT" --key "$T/key" -P 4 --to st "$T/s64"
 expect_out "verified"
-expect_out "warning: dropped 2 connection(s) to the streams port that did not prove the key"
+expect_out "warning: dropped 1 connection(s) to the streams port from outside --allow and 1 that did not prove the key"
 wait "$MPID"
 grep -q strangers "$T/mitm.out" || fail "no strangers connected: $(cat "$T/mitm.out")"
 cmp -s "$T/s64" "$d/st" || fail "the push with strangers differs"

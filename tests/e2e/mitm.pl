@@ -4,9 +4,10 @@
 # LADDR:LPORT, relays it to TADDR:TPORT, and by MODE
 #   flip SIZE  flips one bit of the trailer's hash (the 24-byte "DNDT"
 #              message for SIZE bytes, in whichever direction it goes)
-#   stranger   when the server names its streams port ("DNDS"), first
-#              connects two strangers there (a junk join, and a
-#              well-formed join with a zero tag), then lets the client on
+#   stranger SRC  when the server names its streams port ("DNDS"),
+#              first connects two strangers there (a junk join from
+#              address SRC, and a well-formed join with a zero tag), then
+#              lets the client on
 # Exits when both directions have ended, or after 30 s. Prints "flipped"
 # or "strangers" on stdout when it did.
 use strict;
@@ -63,6 +64,8 @@ sub strangers {
 	for my $junk ("x" x 64, "DNDJ" . pack('nnQ>Q>Q>', 1, 2, 7, 0, 0) .
 		      "\0" x 32) {
 		socket(my $x, PF_INET, SOCK_STREAM, 0) or die "socket: $!";
+		bind($x, sockaddr_in(0, inet_aton($size))) or die "bind: $!"
+			if $junk =~ /^x/;
 		connect($x, sockaddr_in($port, inet_aton($ta))) or die "connect: $!";
 		out($x, $junk);
 		push @keep, $x;
