@@ -73,6 +73,11 @@ static const struct opt_def serve_defs[] = {
 	{ .name = "json", .type = DND_OPT_FLAG, .group = "Output",
 	  .help = "the log as JSON Lines (\"type\": \"serve_session\")",
 	  OPT_AT(C, o.json) },
+	{ .name = "metrics", .type = DND_OPT_HOSTPORT,
+	  .flags = DND_OPT_F_ANYHOST, .group = "Output",
+	  .metavar = "[ADDR:]PORT", .help = "serve Prometheus counters at "
+	  "http://ADDR:PORT/metrics (ADDR default 127.0.0.1; port 0: any)",
+	  OPT_AT(C, o.metrics) },
 	{ .name = NULL },
 };
 
@@ -94,6 +99,7 @@ static void serve_check(struct opt_state *st, void *obj)
 			"without it");
 		st->bad++;
 	}
+	c->o.has_metrics = opt_given(st, "metrics");
 	if (!c->new_key && !c->o.dir) {
 		log_err("serve needs --dir DIR: where files land and are read");
 		st->bad++;

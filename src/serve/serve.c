@@ -20,6 +20,7 @@
 
 #include "core/json.h"
 #include "core/log.h"
+#include "core/metrics.h"
 #include "core/net.h"
 #include "core/stats.h"
 #include "serve/handshake.h"
@@ -40,7 +41,59 @@ struct server {
 	struct kid *kids;
 	bool stopping;
 	double stop_at;
+	struct dnd_metrics *metrics;
+	struct {
+		uint64_t accepted, refused_allow, sessions, ok, failed, lost;
+		uint64_t pushed_bytes, pulled_bytes;
+	} count;
 };
+
+/* --metrics: the counters as Prometheus text, published after a change. */
+static void serve_publish(const struct server *sv)
+{
+	struct metrics_text t = { 0 };
+	char lab[32];
+
+	if (!sv->metrics)
+		return;
+	metrics_add(&t, "serve_connections_total", "counter", "Connections "
+		    "accepted.", NULL, (double)sv->count.accepted);
+	metrics_add(&t, "serve_refused_total", "counter", "Connections "
+		    "refused, by cause.", "cause=\"allow\"",
+		    (double)sv->count.refused_allow);
+	metrics_add(&t, "serve_sessions_total", "counter", "Sessions that "
+		    "ended, by outcome.", "outcome=\"ok\"", (double)sv->count.ok);
+	metrics_add(&t, "serve_sessions_total", NULL, NULL,
+		    "outcome=\"failed\"", (double)sv->count.failed);
+	metrics_add(&t, "serve_sessions_total", NULL, NULL,
+		    "outcome=\"killed\"", (double)sv->count.lost);
+	metrics_add(&t, "serve_children", "gauge", "Session and handshake "
+		    "processes alive.", NULL, sv->n);
+	snprintf(lab, sizeof(lab), "direction=\"push\"");
+	metrics_add(&t, "serve_bytes_total", "counter", "Payload bytes of "
+		    "the sessions that ended.", lab,
+		    (double)sv->count.pushed_bytes);
+	metrics_add(&t, "serve_bytes_total", NULL, NULL,
+		    "direction=\"pull\"", (double)sv->count.pulled_bytes);
+	if (!t.oom && t.buf)
+		metrics_publish(sv->metrics, t.buf);
+	metrics_text_free(&t);
+}
+
+/* Counts one child's tally (a session or a handshake that failed). */
+static void serve_tally(struct server *sv, const struct serve_tally *t)
+{
+	if (t->ran)
+		sv->count.sessions++;
+	if (t->ok)
+		sv->count.ok++;
+	else
+		sv->count.failed++;
+	if (t->pull)
+		sv->count.pulled_bytes += t->bytes;
+	else
+		sv->count.pushed_bytes += t->bytes;
+}
 
 /* A session's log line written by the parent: no transfer ran. */
 static void serve_log(const struct server *sv, const char *peer,
@@ -94,15 +147,21 @@ static void serve_reaped(struct server *sv, pid_t pid, int st)
 	if (i == sv->n)
 		return;
 	got = read(sv->kids[i].logfd, line, sizeof(line) - 1);
-	if (got > 0) {
+	if (got > (ssize_t)sizeof(struct serve_tally)) {
+		struct serve_tally t;
+
+		memcpy(&t, line, sizeof(t));
+		serve_tally(sv, &t);
 		line[got] = 0;
-		fputs(line, stderr);
+		fputs(line + sizeof(t), stderr);
 		fflush(stderr);
 	} else {
+		sv->count.lost++;
 		serve_log_lost(sv, &sv->kids[i], st);
 	}
 	close(sv->kids[i].logfd);
 	sv->kids[i] = sv->kids[--sv->n];
+	serve_publish(sv);
 }
 
 static void serve_reap(struct server *sv)
@@ -173,9 +232,12 @@ static void serve_accept(struct server *sv)
 	if (fd < 0)
 		return;
 	net_addr_str((struct sockaddr *)&ss, sl, peer, sizeof(peer));
+	sv->count.accepted++;
 	if (sv->o->has_allow && !cidr_match(&sv->o->allow,
 					    (struct sockaddr *)&ss, sl)) {
 		serve_log(sv, peer, 0, "refused: not in --allow");
+		sv->count.refused_allow++;
+		serve_publish(sv);
 		close(fd);
 		return;
 	}
@@ -315,6 +377,18 @@ static int serve_setup(struct server *sv)
 	if (!o->key_file)
 		log_err("no --key: only loopback peers are served (the data "
 			"travels in clear either way)");
+	if (o->has_metrics) {
+		sv->metrics = metrics_start(o->metrics.host[0] ?
+					    o->metrics.host : NULL,
+					    o->metrics.port, at, sizeof(at),
+					    err, sizeof(err));
+		if (!sv->metrics) {
+			log_err("--metrics: %s", err);
+			return 1;
+		}
+		log_err("metrics on http://%s/metrics", at);
+		serve_publish(sv);
+	}
 	return 0;
 }
 
@@ -342,6 +416,7 @@ int serve_run(const struct serve_opts *o)
 		close(sv.lfd);
 	if (sv.sfd >= 0)
 		close(sv.sfd);
+	metrics_stop(sv.metrics);
 	free(sv.kids);
 	key_wipe(&sv.ctx.key);
 	confine_close(&sv.ctx.dir);

@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "cli/opt_parse.h"
 #include "serve/cidr.h"
 #include "serve/confine.h"
 #include "serve/key.h"
@@ -33,6 +34,18 @@ struct serve_opts {
 	double grace;		/* seconds sessions get after SIGTERM */
 	uint64_t window;	/* the sessions' socket buffers */
 	double timeout;		/* the sessions' --timeout */
+	struct opt_addr metrics;	/* --metrics; port 0 and no host: off */
+	bool has_metrics;
+};
+
+/* What a session child tells the parent before its log line, for the
+ * counters of --metrics. */
+struct serve_tally {
+	uint64_t bytes;
+	uint8_t ok;		/* landed or sent and verified/counted */
+	uint8_t pull;		/* the server sent */
+	uint8_t ran;		/* got as far as a transfer */
+	uint8_t pad[5];
 };
 
 /* Runs the server until SIGINT or SIGTERM. Returns the exit code: 0 after

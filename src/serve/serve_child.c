@@ -81,6 +81,25 @@ static void child_log_json(struct child *k, FILE *f, const char *name)
 	json_end(&j);
 }
 
+/* The tally for the parent's counters, then the line: one write. */
+static void child_log_send(const struct child *k, int logfd,
+			   const char *line)
+{
+	struct serve_tally t = {
+		.bytes = k->res.bytes,
+		.ok = !k->err[0] && k->ran,
+		.pull = k->have_p && k->p.op == SERVE_PULL,
+		.ran = k->ran,
+	};
+	char buf[sizeof(t) + 2048];
+	size_t n = strlen(line);
+
+	memcpy(buf, &t, sizeof(t));
+	memcpy(buf + sizeof(t), line, n);
+	if (write(logfd, buf, sizeof(t) + n) < 0)
+		return;
+}
+
 /* The session's one log line, through the parent (one write). */
 static void child_log(struct child *k, int logfd)
 {
@@ -110,8 +129,7 @@ static void child_log(struct child *k, int logfd)
 	fflush(f);
 	line[ftell(f)] = 0;
 	fclose(f);
-	if (write(logfd, line, strlen(line)) < 0)
-		return;
+	child_log_send(k, logfd, line);
 }
 
 /* Refuses the request with reason (also the log's). Returns 1. */
