@@ -170,6 +170,17 @@ wait_size() {
 	fail "no file $1 reached $2 bytes in 10 s"
 }
 
+# wait_log FILE PATTERN WHAT: waits (up to 10 s) until FILE has a line
+# matching PATTERN (grep); else fails with WHAT and the file.
+wait_log() {
+	local i
+	for i in $(seq 1 200); do
+		grep -q "$2" "$1" && return 0
+		sleep 0.05
+	done
+	fail "$3: $(cat "$1")"
+}
+
 # be64 N: N as 8 big-endian bytes, for hand-made protocol messages.
 be64() { printf "$(printf '%016x' "$1" | sed 's/../\\x&/g')"; }
 
