@@ -15,7 +15,7 @@
 
 struct relay_cli {
 	struct relay_opts o;
-	struct opt_addr listen, target;
+	struct opt_addr listen, target, metrics;
 };
 
 #define C struct relay_cli
@@ -40,6 +40,11 @@ static const struct opt_def relay_own[] = {
 	  .help = "how bytes cross the relay:", OPT_AT(C, o.mode) },
 	{ .name = "json", .type = DND_OPT_FLAG, .group = "Output",
 	  .help = "stats as one JSON object per line", OPT_AT(C, o.json) },
+	{ .name = "metrics", .type = DND_OPT_HOSTPORT,
+	  .flags = DND_OPT_F_ANYHOST, .group = "Output",
+	  .metavar = "[ADDR:]PORT", .help = "serve Prometheus counters at "
+	  "http://ADDR:PORT/metrics (ADDR default 127.0.0.1)",
+	  OPT_AT(C, metrics) },
 	{ .name = NULL },
 };
 
@@ -78,6 +83,9 @@ static void relay_check(struct opt_state *st, void *obj)
 	c->o.listen_port = c->listen.port;
 	c->o.target_host = c->target.host;
 	c->o.target_port = c->target.port;
+	c->o.metrics = opt_given(st, "metrics");
+	c->o.metrics_host = c->metrics.host[0] ? c->metrics.host : NULL;
+	c->o.metrics_port = c->metrics.port;
 }
 
 static const struct opt_cmd relay_cmd = {

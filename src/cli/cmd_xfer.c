@@ -96,12 +96,11 @@ static const struct opt_def xfer_opts[] = {
 	  .help = "uring: requests in flight (default 4); zerocopy: ring "
 	  "buffers (default: enough to fill the send buffer)", OPT_AT(S, qd) },
 	{ .name = "parallel", .letter = 'P', .type = DND_OPT_COUNT, .min = 1,
-	  .max = DND_STREAMS_MAX, .roles = DND_ROLE_SEND,
+	  .max = DND_STREAMS_MAX, .roles = DND_ROLE_SEND | DND_ROLE_RECV,
 	  .hint = "give 1 to 64 streams", .group = "Data path",
 	  .help = "split FILE over N TCP connections, each landing at its "
-	  "offset (the receiver learns N from the sender)",
-	  .misuse = "-P is the sender's; the receiver takes as many streams "
-	  "as the sender opens", OPT_AT(S, streams) },
+	  "offset (the receiver learns N from the sender; recv takes -P only "
+	  "when it pulls from a dnd serve)", OPT_AT(S, streams) },
 	{ .name = "overwrite", .letter = 'o', .type = DND_OPT_FLAG,
 	  .roles = DND_ROLE_RECV, .group = "The file",
 	  .help = "FILE exists: overwrite it IN PLACE, then cut it to the "
@@ -250,10 +249,9 @@ static void xfer_check_serve(struct opt_state *st, struct xfer_cli *x)
 			"serve: add --to NAME (send) or --from NAME (recv)");
 		st->bad++;
 	}
-	if (served && (o->raw || o->resume || o->streams > 1 || o->bind)) {
+	if (served && (o->raw || o->resume || o->bind)) {
 		log_err("%s cannot go with dnd serve (--to, --from)",
-			o->raw ? "--raw" : o->resume ? "--resume" :
-			o->bind ? "--bind" : "-P above 1");
+			o->raw ? "--raw" : o->resume ? "--resume" : "--bind");
 		st->bad++;
 	}
 	pm = x->peer_m = method_find(x->peer_name);
@@ -287,12 +285,22 @@ static void xfer_check(struct opt_state *st, void *obj)
 		st->bad++;
 	}
 	xfer_check_serve(st, x);
+	if (!o->sender && !x->from && opt_given(st, "parallel")) {
+		log_err("-P is the sender's; the receiver takes as many streams "
+			"as the sender opens (or pulls over N with --from)");
+		st->bad++;
+	}
 	if (st->nargs != 1) {
 		log_err(!st->nargs ? "need a FILE (or '-')" :
 			"one FILE only; got '%s' too", st->args[1]);
 		st->bad++;
 	}
 	o->file = st->nargs ? st->args[0] : NULL;
+	if (x->from && o->streams > 1 && o->file && !strcmp(o->file, "-")) {
+		log_err("-P %u cannot land in order on stdout; pull with -P 1",
+			o->streams);
+		st->bad++;
+	}
 	if (o->overwrite && o->truncate) {
 		log_err("-o and -t conflict: -o overwrites FILE in place, -t "
 			"replaces it; choose one");
@@ -424,7 +432,7 @@ static int xfer_served(struct xfer_cli *x)
 				 (x->peer_size ? SERVE_PF_KNOWN : 0),
 			.end = (uint8_t)x->peer_end,
 			.length = x->peer_size,
-			.streams = 1,
+			.streams = (uint16_t)x->o.streams,
 			.bsz = x->o.bsz,
 			.name_len = strlen(name),
 		},

@@ -22,7 +22,27 @@ struct dnd_metrics {
 	struct MHD_Daemon *d;
 	pthread_mutex_t lock;
 	char *text;
+	void (*render)(struct metrics_text *t, void *arg);
+	void *arg;
 };
+
+/* The text to answer with: rendered now, or the last one published. */
+static char *metrics_body(struct dnd_metrics *m)
+{
+	struct metrics_text t = { 0 };
+	char *body;
+
+	pthread_mutex_lock(&m->lock);
+	if (m->render) {
+		m->render(&t, m->arg);
+		body = t.oom ? NULL : strdup(t.buf ? t.buf : "");
+		metrics_text_free(&t);
+	} else {
+		body = strdup(m->text ? m->text : "");
+	}
+	pthread_mutex_unlock(&m->lock);
+	return body;
+}
 
 static enum MHD_Result metrics_answer(void *cls, struct MHD_Connection *c,
 				      const char *url, const char *method,
@@ -37,10 +57,8 @@ static enum MHD_Result metrics_answer(void *cls, struct MHD_Connection *c,
 
 	if (strcmp(method, "GET") && strcmp(method, "HEAD"))
 		return MHD_NO;
-	pthread_mutex_lock(&m->lock);
-	body = strdup(strcmp(url, "/metrics") ? "not found: try /metrics\n" :
-		      m->text ? m->text : "");
-	pthread_mutex_unlock(&m->lock);
+	body = strcmp(url, "/metrics") ? strdup("not found: try /metrics\n") :
+					 metrics_body(m);
 	if (!body)
 		return MHD_NO;
 	if (strcmp(url, "/metrics"))
@@ -104,6 +122,16 @@ struct dnd_metrics *metrics_start(const char *addr, uint16_t port, char *at,
 		return NULL;
 	}
 	return m;
+}
+
+void metrics_set_render(struct dnd_metrics *m,
+			void (*render)(struct metrics_text *t, void *arg),
+			void *arg)
+{
+	pthread_mutex_lock(&m->lock);
+	m->render = render;
+	m->arg = arg;
+	pthread_mutex_unlock(&m->lock);
 }
 
 void metrics_publish(struct dnd_metrics *m, const char *text)

@@ -21,6 +21,15 @@ struct dnd_metrics;
 struct dnd_metrics *metrics_start(const char *addr, uint16_t port, char *at,
 				  size_t atlen, char *err, size_t len);
 
+struct metrics_text;
+
+/* Or, instead of published text: each request renders the text afresh by
+ * calling render(t, arg) in the HTTP thread (so render must be safe to
+ * call from another thread). */
+void metrics_set_render(struct dnd_metrics *m,
+			void (*render)(struct metrics_text *t, void *arg),
+			void *arg);
+
 /* Replaces what /metrics returns with a copy of text (thread-safe). */
 void metrics_publish(struct dnd_metrics *m, const char *text);
 

@@ -19,6 +19,7 @@ static const char magic_acc[4] = { 'D', 'N', 'D', 'A' };
 static const char magic_plan[4] = { 'D', 'N', 'D', 'P' };
 static const char magic_join[4] = { 'D', 'N', 'D', 'J' };
 static const char magic_report[4] = { 'D', 'N', 'D', 'Q' };
+static const char magic_port[4] = { 'D', 'N', 'D', 'S' };
 
 static void put16(uint8_t *p, uint16_t v)
 {
@@ -184,6 +185,21 @@ int proto_get_join(const uint8_t in[DND_JOIN_LEN], struct dnd_join *j,
 		snprintf(why, len, "malformed join message");
 		return -EBADMSG;
 	}
+	return 0;
+}
+
+void proto_put_port(uint8_t out[DND_PORT_LEN], uint16_t port)
+{
+	memcpy(out, magic_port, 4);
+	put16(out + 4, port);
+	put16(out + 6, 0);
+}
+
+int proto_get_port(const uint8_t in[DND_PORT_LEN], uint16_t *port)
+{
+	*port = get16(in + 4);
+	if (memcmp(in, magic_port, 4) || get16(in + 6) || !*port)
+		return -EBADMSG;
 	return 0;
 }
 

@@ -30,6 +30,16 @@
  *              <- report    (16: "DNDQ", u32 JSON length, u32 text length,
  *                            u32 zero; then the JSON, then the text;
  *                            then the tag of all of it)
+ *
+ * A served transfer of N > 1 streams: right after the handshake's verdict
+ * the server says where the others go, on a port of its session's own,
+ *
+ *              <- streams   (8: "DNDS", u16 port, u16 zero; then its tag)
+ *
+ * and every stream i > 0 connects there and opens with a join (a push's
+ * real one; a pull's with a zero range, the server's join follows) and
+ * the join's tag, before anything else. A connection whose tag does not
+ * verify is dropped.
  */
 #ifndef DND_PROTO_H
 #define DND_PROTO_H
@@ -47,6 +57,7 @@ struct dnd_syscalls;
 #define DND_SEG_HDR_LEN		8
 #define DND_STREAMS_MAX		64
 #define DND_TAG_LEN		32	/* a session MAC after a message */
+#define DND_PORT_LEN		8	/* dnd serve's streams message */
 #define DND_REPORT_HEAD_LEN	16
 #define DND_REPORT_MAX		32768	/* per part: JSON, text */
 #define DND_SEG_MAX		(1ULL << 30)	/* a larger segment is malformed */
@@ -168,6 +179,11 @@ int proto_recv_seg(struct dnd_syscalls *sc, int sock, uint64_t *n);
 /* After the trailer the sender only shuts down: 0 at that end of the
  * stream, -EBADMSG when bytes follow, or an error as above. */
 int proto_recv_eof(int sock);
+
+/* dnd serve's streams message (the port; its tag is the caller's). */
+void proto_put_port(uint8_t out[DND_PORT_LEN], uint16_t port);
+/* 0, or -EBADMSG (magic, reserved bytes, port 0). */
+int proto_get_port(const uint8_t in[DND_PORT_LEN], uint16_t *port);
 
 /* The tag after a trailer or a reply (dnd serve). 0 or as above. */
 int proto_send_tag(int sock, const uint8_t tag[DND_TAG_LEN]);

@@ -22,6 +22,7 @@
 #include "relay/relay.h"
 #include "relay/relay_accept.h"
 #include "relay/relay_loop.h"
+#include "relay/relay_metrics.h"
 #include "relay/relay_stats.h"
 #include "relay/relay_types.h"
 
@@ -101,6 +102,19 @@ static unsigned int relay_pipe_size(const struct relay_opts *o)
 	return max && max < DND_RELAY_PIPE_SIZE ? max : DND_RELAY_PIPE_SIZE;
 }
 
+/* One line on stderr, so a script knows the relay is up and where. */
+static void relay_say_listening(const struct relay_shared *sh)
+{
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof(ss);
+	char at[96];
+
+	if (getsockname(sh->lfd, (struct sockaddr *)&ss, &sl))
+		return;
+	net_addr_str((struct sockaddr *)&ss, sl, at, sizeof(at));
+	log_err("listening on %s, forwarding to %s", at, sh->target_name);
+}
+
 /* Fd limit, target, listener: what every loop uses. Returns 0 or -errno. */
 static int relay_shared_init(struct relay_shared *sh)
 {
@@ -130,6 +144,8 @@ static int relay_shared_init(struct relay_shared *sh)
 			"another with -l", o->listen_port);
 	else if (sh->lfd < 0)
 		log_err("relay: %s", err);
+	else if (!o->quiet)
+		relay_say_listening(sh);
 	return sh->lfd < 0 ? sh->lfd : 0;
 }
 
@@ -180,6 +196,8 @@ static int relay_run_loops(struct relay_shared *sh, unsigned int *ninit,
 	}
 	if (!e)
 		e = relay_loop_signals(&sh->loops[0], old);
+	if (!e)
+		e = relay_metrics_start(sh);
 	if (e)
 		return e;
 	atomic_store(&sh->running, sh->n);
@@ -216,6 +234,7 @@ int relay_run(const struct relay_opts *o, struct relay_stats *st)
 	e = sh.loops ? relay_shared_init(&sh) : -ENOMEM;
 	if (!e)
 		e = relay_run_loops(&sh, &ninit, &old);
+	relay_metrics_stop(&sh);
 	if (ninit)
 		relay_loops_sum(&sh, st);
 	for (i = 0; i < ninit; i++)

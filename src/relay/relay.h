@@ -44,6 +44,9 @@ struct relay_opts {
 	double grace;		/* seconds flows get to finish after SIGTERM */
 	bool json;		/* stats as JSON lines */
 	bool quiet;		/* no start-up notes on stderr (the bench) */
+	bool metrics;		/* --metrics: serve /metrics at ... */
+	const char *metrics_host;	/* ... this address (NULL: loopback) */
+	uint16_t metrics_port;	/* ... and port */
 	FILE *out;		/* where stats go (SIGUSR1 and the end) */
 };
 

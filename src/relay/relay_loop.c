@@ -318,7 +318,7 @@ int relay_loop_run(struct relay *r)
 			relay_drain_all(r->sh);
 		}
 		relay_timers(r);
-		if (r->sh->n > 1)
+		if (r->sh->n > 1 || r->o->metrics)
 			relay_publish(r);
 	}
 	r->draining = true;

@@ -73,6 +73,8 @@ struct relay_inbox {
  * What the loops (--threads) share: set before any of them starts, or
  * atomic. Nothing else crosses from one loop to another.
  */
+struct dnd_metrics;
+
 struct relay_shared {
 	const struct relay_opts *o;
 	struct relay *loops;	/* [n]; loops[0] runs in relay_run's thread
@@ -93,6 +95,7 @@ struct relay_shared {
 	atomic_bool told_accept;
 	atomic_bool told_error;		/* the first relay error was logged */
 	atomic_bool told_pipe;		/* the first pipe() failure was logged */
+	struct dnd_metrics *metrics;	/* --metrics, or NULL */
 };
 
 /* One loop: its own epoll, flows, pipe pool, buffers and counters. */

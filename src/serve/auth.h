@@ -54,6 +54,8 @@ enum dnd_auth_mac_kind {
 	DND_MAC_TRAILER = 2,
 	DND_MAC_REPLY = 3,
 	DND_MAC_REPORT = 4,	/* dnd serve's report to its client */
+	DND_MAC_JOIN = 5,	/* the join opening a served stream i > 0 */
+	DND_MAC_PORT = 6,	/* where a served transfer's streams go */
 };
 
 /* The preamble shared by HELLO ("DNDa") and CHALLENGE ("DNDb"). */

@@ -10,6 +10,8 @@
 #include <sys/stat.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -19,6 +21,8 @@
 
 #include "core/io.h"
 #include "core/json.h"
+#include "core/net.h"
+#include "core/proto.h"
 #include "core/stats.h"
 #include "serve/handshake.h"
 #include "serve/params.h"
@@ -42,6 +46,8 @@ struct child {
 	bool have_p;
 	const struct dnd_method *m;
 	int dfd, rfd;		/* push: the name's parent; pull: the file */
+	int lfd;		/* N > 1 streams: where streams 1.. come */
+	uint16_t port;		/* lfd's */
 	char base[NAME_MAX + 1];
 	char path[PATH_MAX + 64];
 	struct dnd_result res;
@@ -292,6 +298,52 @@ static void child_linger(int fd)
 			break;
 }
 
+/*
+ * N > 1 streams: a listener of the session's own on the address the
+ * client reached (so keyless, it stays on loopback), its backlog room for
+ * every stream at once. 0 or 1 (refused).
+ */
+static int child_listen(struct child *k)
+{
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof(ss);
+	char host[NI_MAXHOST], err[320], why[400];
+
+	if (getsockname(k->fd, (struct sockaddr *)&ss, &sl) ||
+	    getnameinfo((struct sockaddr *)&ss, sl, host, sizeof(host), NULL,
+			0, NI_NUMERICHOST))
+		return child_refuse(k, SERVE_ST_REFUSED, "cannot name the "
+				    "address for the other streams");
+	k->lfd = net_listen(host, 0, (int)k->c->o->window, err, sizeof(err));
+	sl = sizeof(ss);
+	if (k->lfd >= 0 && (listen(k->lfd, DND_STREAMS_MAX) ||
+			    getsockname(k->lfd, (struct sockaddr *)&ss, &sl)))
+		snprintf(err, sizeof(err), "%s", strerror(errno));
+	else if (k->lfd >= 0)
+		k->port = ntohs(ss.ss_family == AF_INET6 ?
+				((struct sockaddr_in6 *)&ss)->sin6_port :
+				((struct sockaddr_in *)&ss)->sin_port);
+	if (k->port)
+		return 0;
+	snprintf(why, sizeof(why), "no port for the other streams: %s", err);
+	return child_refuse(k, SERVE_ST_REFUSED, why);
+}
+
+/* After the verdict: where the other streams go, tagged. 0 or 1. */
+static int child_port(struct child *k)
+{
+	uint8_t b[DND_PORT_LEN + DND_TAG_LEN];
+	int r;
+
+	proto_put_port(b, k->port);
+	auth_mac(&k->auth, DND_MAC_PORT, b, DND_PORT_LEN, b + DND_PORT_LEN);
+	r = hs_send_by(k->fd, b, sizeof(b), k->deadline);
+	if (r)
+		snprintf(k->err, sizeof(k->err), "streams message: %s",
+			 strerror(-r));
+	return !!r;
+}
+
 /* Handshake, request, verdict. 0 when the transfer may start. */
 static int child_admit(struct child *k)
 {
@@ -312,9 +364,6 @@ static int child_admit(struct child *k)
 		       sizeof(why)))
 		return child_refuse(k, SERVE_ST_REFUSED, why);
 	k->have_p = true;
-	if (k->p.streams > 1)
-		return child_refuse(k, SERVE_ST_REFUSED, "this server takes "
-				    "one stream per transfer; use -P 1");
 	if (child_method(k) || (k->p.end != SERVE_END_NAME ? child_special(k) :
 				k->p.op == SERVE_PUSH ? child_push(k) :
 				child_pull(k)))
@@ -325,10 +374,12 @@ static int child_admit(struct child *k)
 			 c->o->max_sessions);
 		return child_refuse(k, SERVE_ST_BUSY, why);
 	}
+	if (k->p.streams > 1 && child_listen(k))
+		return 1;
 	if (hs_verdict(k->fd, &k->auth, 0, "", k->deadline, k->err,
 		       sizeof(k->err)))
 		return 1;
-	return 0;
+	return k->p.streams > 1 ? child_port(k) : 0;
 }
 
 /* The transfer itself, as one-shot dnd does it, on this socket. */
@@ -338,6 +389,8 @@ static int child_transfer(struct child *k)
 	struct session_link l = {
 		.server = true,
 		.sock = k->fd,
+		.lfd = k->lfd,
+		.allow = o->has_allow ? &o->allow : NULL,
 		.auth = &k->auth,
 		.max_bytes = o->max_bytes,
 		.label = k->p.name,
@@ -353,14 +406,14 @@ static int child_transfer(struct child *k)
 		.truncate = o->replace,
 		.verify = k->p.flags & SERVE_PF_VERIFY,
 		.timeout = o->timeout,
-		.streams = 1,
+		.streams = k->p.streams,
 		.link = &l,
 		.has_limit = k->p.end == SERVE_END_ZERO,
 		.limit = k->p.length,
 	};
 	int code;
 
-	k->fd = -1;	/* the session owns it now */
+	k->fd = k->lfd = -1;	/* the session owns them now */
 	code = session_run(&so);
 	k->ran = true;
 	/* A pushed scratch file has served its purpose once verified. */
@@ -385,7 +438,7 @@ void serve_child(const struct serve_ctx *c, int fd, const char *peer,
 	k->c = c;
 	k->peer = peer;
 	k->fd = fd;
-	k->dfd = k->rfd = -1;
+	k->dfd = k->rfd = k->lfd = -1;
 	k->deadline = stats_now() + DND_HS_TIMEOUT;
 	k->res.verdict = "failed";
 	/* A backstop under the handshake's own deadline. */

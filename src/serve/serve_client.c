@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "core/net.h"
+#include "core/proto.h"
 #include "core/stats.h"
 #include "serve/handshake.h"
 #include "serve/serve_client.h"
@@ -22,6 +23,28 @@ static void client_why(int r, const char *why, char *err, size_t len)
 			 "--allow and its log)");
 	else
 		snprintf(err, len, "%s", why);
+}
+
+/* N > 1 streams: the server's streams message, after its verdict. */
+static int client_port(int fd, struct serve_client *c, double deadline,
+		       uint16_t *port, char *err, size_t elen)
+{
+	uint8_t b[DND_PORT_LEN + DND_TAG_LEN];
+	int r = hs_recv_by(fd, b, sizeof(b), deadline);
+
+	if (r) {
+		snprintf(err, elen, "the server's streams message: %s",
+			 r == -ENODATA ? "the server closed the connection" :
+			 strerror(-r));
+		return r;
+	}
+	if (auth_mac_verify(&c->auth, DND_MAC_PORT, b, DND_PORT_LEN,
+			    b + DND_PORT_LEN) || proto_get_port(b, port)) {
+		snprintf(err, elen, "the server's streams message does not "
+			 "verify: it changed on the path");
+		return -EBADMSG;
+	}
+	return 0;
 }
 
 static int client_open(struct session_link *l, bool known, uint64_t len,
@@ -58,6 +81,13 @@ static int client_open(struct session_link *l, bool known, uint64_t len,
 		close(fd);
 		return r;
 	}
+	if (c->p.streams > 1) {
+		r = client_port(fd, c, cfg.deadline, &l->port, err, elen);
+		if (r) {
+			close(fd);
+			return r;
+		}
+	}
 	return fd;
 }
 
@@ -68,4 +98,5 @@ void serve_client_link(struct serve_client *c, struct session_link *l)
 	l->arg = c;
 	l->auth = &c->auth;
 	l->sock = -1;
+	l->lfd = -1;
 }

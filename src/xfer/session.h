@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct cidr_list;
 struct dnd_auth;
 struct dnd_method;
 struct dnd_result;
@@ -24,6 +25,12 @@ struct dnd_result;
 struct session_link {
 	bool server;		/* this end is dnd serve's session */
 	int sock;		/* server: stream 0, connected */
+	int lfd;		/* server, N > 1 streams: the session's own
+				 * listener for streams 1..N-1, or -1; the
+				 * session closes it */
+	uint16_t port;		/* client: where streams 1..N-1 connect (the
+				 * server's streams message, set by open()) */
+	const struct cidr_list *allow;	/* server: --allow, for lfd too */
 	/* client: connects and shakes hands once the file end is open (the
 	 * push's length is then known); returns the socket or -errno with
 	 * err set, and sets auth. */

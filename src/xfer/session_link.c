@@ -5,6 +5,8 @@
  */
 #include <sys/socket.h>
 #include <errno.h>
+#include <netdb.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,7 +15,10 @@
 #include "core/io.h"
 #include "core/log.h"
 #include "core/net.h"
+#include "core/stats.h"
 #include "serve/auth.h"
+#include "serve/cidr.h"
+#include "serve/handshake.h"
 #include "xfer/session_link.h"
 #include "xfer/session_types.h"
 
@@ -28,7 +33,9 @@ int session_link_open(struct session *s)
 
 	if (l->server) {
 		fd = l->sock;
-		l->sock = -1;	/* the session closes it */
+		l->sock = -1;	/* the session closes these */
+		s->lfd = l->lfd;
+		l->lfd = -1;
 		if (getpeername(fd, (struct sockaddr *)&ss, &sl) == 0)
 			net_addr_str((struct sockaddr *)&ss, sl, s->res.peer,
 				     sizeof(s->res.peer));
@@ -43,6 +50,146 @@ int session_link_open(struct session *s)
 	if (net_tune(fd, o->timeout))
 		return session_fail(s, "cannot set socket options: %s",
 				    strerror(errno));
+	return 0;
+}
+
+int session_link_connect(struct session *s, unsigned int i)
+{
+	const struct session_opts *o = s->o;
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof(ss);
+	uint8_t b[DND_JOIN_LEN + DND_TAG_LEN];
+	char host[NI_MAXHOST], err[320], peer[96];
+	int fd, r;
+
+	/* The address stream 0 reached, not HOST again: a name may
+	 * resolve to another address the second time. */
+	if (getpeername(s->sock[0], (struct sockaddr *)&ss, &sl))
+		return session_fail(s, "getpeername: %s", strerror(errno));
+	r = getnameinfo((struct sockaddr *)&ss, sl, host, sizeof(host), NULL,
+			0, NI_NUMERICHOST);
+	if (r)
+		return session_fail(s, "getnameinfo: %s", gai_strerror(r));
+	fd = net_connect(host, o->link->port, (int)o->window,
+			 o->connect_timeout, o->timeout, peer, sizeof(peer),
+			 err, sizeof(err));
+	if (fd < 0)
+		return session_fail(s, "stream %u to the server's streams "
+				    "port: %s", i, err);
+	s->sock[i] = fd;
+	if (net_tune(fd, o->timeout))
+		return session_fail(s, "cannot set socket options: %s",
+				    strerror(errno));
+	proto_put_join(b, &s->join[i]);
+	auth_mac(o->link->auth, DND_MAC_JOIN, b, DND_JOIN_LEN,
+		 b + DND_JOIN_LEN);
+	return session_sent(s, proto_send_bytes(fd, b, sizeof(b)),
+			    "stream's join");
+}
+
+/* The next connection on the streams listener by end: fd or -errno
+ * (-EAGAIN: none came in time); *allowed false when --allow has not its
+ * peer. */
+static int link_accept(struct session *s, double end, bool *allowed)
+{
+	const struct cidr_list *allow = s->o->link->allow;
+	struct pollfd p = { .fd = s->lfd, .events = POLLIN };
+	double left = end - stats_now();
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof(ss);
+	int r, fd;
+
+	if (left <= 0)
+		return -EAGAIN;
+	r = poll(&p, 1, (int)(left * 1000) + 1);
+	if (r == -1)
+		return -errno;
+	if (!r)
+		return -EAGAIN;
+	fd = accept4(s->lfd, (struct sockaddr *)&ss, &sl, SOCK_CLOEXEC);
+	if (fd == -1)
+		return -errno;
+	*allowed = !allow || cidr_match(allow, (struct sockaddr *)&ss, sl);
+	return fd;
+}
+
+/*
+ * A stream's opening: join and tag, within a few seconds (one silent
+ * stranger must not hold the port for long). 0 with j set; 1 to drop the
+ * connection (no or a wrong tag); -1 when the transfer fails (a proven
+ * join that does not fit it).
+ */
+static int link_knock(struct session *s, int fd, double end,
+		      struct dnd_join *j)
+{
+	uint8_t b[DND_JOIN_LEN + DND_TAG_LEN];
+	double by = stats_now() + DND_HS_TIMEOUT;
+	char why[96];
+
+	if (hs_recv_by(fd, b, sizeof(b), by < end ? by : end))
+		return 1;
+	if (auth_mac_verify(s->o->link->auth, DND_MAC_JOIN, b, DND_JOIN_LEN,
+			    b + DND_JOIN_LEN)) {
+		return 1;
+	}
+	if (proto_get_join(b, j, why, sizeof(why)) ||
+	    j->xfer_id != s->xfer_id || j->streams != s->n || !j->index ||
+	    s->sock[j->index] >= 0) {
+		session_fail(s, "malformed stream from the peer: a join that "
+			     "does not fit this transfer");
+		return -1;
+	}
+	return 0;
+}
+
+int session_link_streams(struct session *s, bool ranges)
+{
+	double end = stats_now() + (s->o->timeout > 0 ? s->o->timeout : 60);
+	unsigned int got = 1, dropped = 0, outside = 0;
+	struct dnd_join j;
+	bool allowed = false;
+	int fd, r;
+
+	while (got < s->n) {
+		fd = link_accept(s, end, &allowed);
+		if (fd == -EINTR)
+			return session_fail(s, "interrupted by %s while "
+					    "waiting for streams",
+					    strsignal(io_stop_signal));
+		if (fd < 0)
+			return session_fail(s, "only %u of %u streams came: %s",
+					    got, s->n, fd == -EAGAIN ?
+					    "--timeout" : strerror(-fd));
+		if (fd >= 0 && !allowed) {
+			close(fd);
+			outside++;
+			continue;
+		}
+		r = link_knock(s, fd, end, &j);
+		if (r) {
+			close(fd);
+			if (r < 0)
+				return 1;
+			dropped++;
+			continue;
+		}
+		if (net_tune(fd, s->o->timeout)) {
+			close(fd);
+			return session_fail(s, "cannot set socket options: %s",
+					    strerror(errno));
+		}
+		s->sock[j.index] = fd;
+		if (ranges)
+			s->join[j.index] = j;
+		got++;
+	}
+	close(s->lfd);
+	s->lfd = -1;
+	if ((dropped || outside) && !s->res.warning[0])
+		snprintf(s->res.warning, sizeof(s->res.warning), "dropped %u "
+			 "connection(s) to the streams port from outside "
+			 "--allow and %u that did not prove the key", outside,
+			 dropped);
 	return 0;
 }
 

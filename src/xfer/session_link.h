@@ -27,6 +27,16 @@ int session_end_send(struct session *s, bool trailer,
 int session_end_recv(struct session *s, bool trailer, struct dnd_end *e,
 		     char *why, size_t len);
 
+/* Client: connects stream i > 0 to the server's streams port (at stream
+ * 0's peer address) and opens it with s->join[i] and its tag. 0 or 1. */
+int session_link_connect(struct session *s, unsigned int i);
+
+/* Server: accepts streams 1..s->n-1 on the session's listener within
+ * --timeout, each opening with a join of this transfer and its tag; a
+ * connection whose tag does not verify is dropped. Sets s->sock[i] and,
+ * when ranges (a push), s->join[i]; closes the listener. 0 or 1. */
+int session_link_streams(struct session *s, bool ranges);
+
 /* After a successful dialogue: the server sends its report (best effort),
  * the client receives it into s->res.peer_json and peer_text (a missing
  * or bad one is a warning, never a failure). */

@@ -138,10 +138,10 @@ static int recv_refusal(struct session *s)
 				    s->end.known ? "" : "no length, not ",
 				    (unsigned long long)s->end.len,
 				    (unsigned long long)l->max_bytes);
-	if (l && s->n > 1)
+	if (l && s->n != (s->o->streams ? s->o->streams : 1))
 		return session_fail(s, "the sender splits the data over %u "
-				    "streams; dnd serve takes one (-P 1)",
-				    s->n);
+				    "streams, the request said %u", s->n,
+				    s->o->streams ? s->o->streams : 1);
 	if (s->n > 1 && s->end.ep == DND_EP_STREAM)
 		return session_fail(s, "the sender splits the data over %u "
 				    "streams, which a pipe or terminal sink "
@@ -244,17 +244,40 @@ static int recv_ranges(struct session *s)
 	return 0;
 }
 
-/* Every stream's join; the others' connections come to the listener. */
-static int recv_streams(struct session *s)
+/*
+ * A dnd serve client pulling over N streams: connects the others to the
+ * server's streams port, each opened with a join of this transfer (no
+ * range), then takes the server's join on every stream. 0 or 1.
+ */
+static int recv_pull_streams(struct session *s)
+{
+	unsigned int i;
+
+	for (i = 1; i < s->n; i++) {
+		s->join[i] = (struct dnd_join){
+			.index = (uint16_t)i,
+			.streams = (uint16_t)s->n,
+			.xfer_id = s->xfer_id,
+		};
+		if (session_link_connect(s, i))
+			return 1;
+	}
+	for (i = 0; i < s->n; i++)
+		if (recv_join(s, s->sock[i], &s->join[i]) ||
+		    s->join[i].index != i)
+			return s->res.error[0] ? 1 : session_fail(s,
+				"malformed stream from the peer: stream %u "
+				"says it is stream %u", i, s->join[i].index);
+	return 0;
+}
+
+/* The streams after the first come to the listener (one-shot). 0 or 1. */
+static int recv_accept_streams(struct session *s)
 {
 	struct dnd_join j;
-	unsigned int got = 1, i;
+	unsigned int got = 1;
 	char peer[96];
 
-	if (recv_join(s, s->sock[0], &s->join[0]) || s->join[0].index)
-		return s->res.error[0] ? 1 : session_fail(s, "malformed "
-				"stream from the peer: the first stream is "
-				"not stream 0");
 	while (got < s->n) {
 		int fd = recv_accept_one(s, s->o->timeout, peer, sizeof(peer));
 
@@ -271,6 +294,27 @@ static int recv_streams(struct session *s)
 		s->sock[j.index] = fd;
 		s->join[j.index] = j;
 		got++;
+	}
+	return 0;
+}
+
+/* Every stream's join, from wherever its connection comes. 0 or 1. */
+static int recv_streams(struct session *s)
+{
+	const struct session_link *l = s->o->link;
+	unsigned int i;
+
+	if (l && !l->server) {
+		if (recv_pull_streams(s))
+			return 1;
+	} else if (recv_join(s, s->sock[0], &s->join[0]) ||
+		   s->join[0].index) {
+		return s->res.error[0] ? 1 : session_fail(s, "malformed "
+				"stream from the peer: the first stream is "
+				"not stream 0");
+	} else if (l ? s->n > 1 && session_link_streams(s, true) :
+		   recv_accept_streams(s)) {
+		return 1;
 	}
 	for (i = 0; i < s->n; i++) {
 		if (session_stream_fd(s, i))
@@ -304,6 +348,8 @@ static int recv_verify(struct session *s, struct dnd_end *rep)
 	wait = session_hash_wait(s, total);
 	net_tune(s->sock[0], wait);
 	r = session_end_recv(s, true, &t, why, sizeof(why));
+	if (r == -EBADMSG && s->o->link)
+		rep->status = DND_ST_MISMATCH;	/* the client says why */
 	if (r == -EBADMSG)
 		return session_fail(s, "bad trailer from the sender: %s", why);
 	if (r)

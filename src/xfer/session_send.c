@@ -141,6 +141,11 @@ static int send_refused(struct session *s, const struct dnd_end *rep,
 	if (rep->status == DND_ST_IOERR)
 		return session_fail(s, "the receiver could not land the file "
 				    "(see its message); nothing was landed");
+	if (rep->status == DND_ST_MISMATCH && s->o->link)
+		return session_fail(s, "the server refused the data: the data "
+				    "or its confirmation changed on the path "
+				    "(the hash or its MAC did not match what "
+				    "was sent); nothing was landed");
 	if (rep->status == DND_ST_NOHASH)
 		return session_fail(s, "the receiver refused the data: it "
 				    "verifies and this sender sent no hash "
@@ -237,29 +242,43 @@ static int send_end(struct session *s)
 	return 0;
 }
 
-/* Connects every stream but the first, each with its own file
- * description of the source. 0 or 1. */
+/*
+ * Connects every stream but the first (a dnd serve client: to the
+ * session's streams port, opening each with its join; a dnd serve
+ * session: the client connects, we accept), each with its own file
+ * description of the source. 0 or 1.
+ */
 static int send_streams(struct session *s)
 {
+	const struct session_link *l = s->o->link;
 	unsigned int i;
 
-	for (i = 0; i < s->n; i++)
-		if ((i && send_connect(s, i)) || session_stream_fd(s, i))
+	if (l && l->server && s->n > 1 && session_link_streams(s, false))
+		return 1;
+	for (i = 0; i < s->n; i++) {
+		if (i && !l && send_connect(s, i))
 			return 1;
+		if (i && l && !l->server && session_link_connect(s, i))
+			return 1;
+		if (session_stream_fd(s, i))
+			return 1;
+	}
 	return 0;
 }
 
 /*
- * Introduces every stream. The receiver's clock starts once all have
+ * Introduces every stream (a dnd serve client's streams i > 0 opened with
+ * theirs at connect). The receiver's clock starts once all have
  * joined, so this comes after the method is set up (registering io_uring
  * buffers, say): that cost is not the data path's.
  */
 static int send_joins(struct session *s)
 {
+	const struct session_link *l = s->o->link;
 	unsigned int i;
 
 	for (i = 0; !s->o->raw && i < s->n; i++)
-		if (session_sent(s, proto_send_join(s->sock[i], &s->join[i]),
+		if ((!i || !l || l->server) && session_sent(s, proto_send_join(s->sock[i], &s->join[i]),
 				 "stream's join"))
 			return 1;
 	return 0;

@@ -42,7 +42,9 @@ bad "dnd: serve needs --dir DIR: where files land and are read" serve
 bad "dnd: --allow: '10.0.0.0/33' is not an address or ADDR/BITS" serve --dir "$T" --allow 10.0.0.0/33
 bad "dnd: --to is for send; recv pulls with --from NAME" recv --to x "$T/x"
 bad "dnd: --from NAME pulls from a dnd serve: give -c HOST" recv --from x "$T/x"
-bad "dnd: -P above 1 cannot go with dnd serve (--to, --from)" send -c ::1 --to x -P 2 "$f"
+bad "dnd: -P is the sender's; the receiver takes as many streams as the sender opens (or pulls over N with --from)" recv -P 2 "$T/x"
+bad "dnd: -P is the sender's; the receiver takes as many streams as the sender opens (or pulls over N with --from)" -P 2 "$T/x"
+bad "dnd: -P 2 cannot land in order on stdout; pull with -P 1" recv -c ::1 --from x -P 2 -
 bad "dnd: --key and --peer-method are for a transfer with dnd serve" send -c ::1 --key k "$f"
 bad "dnd: --peer-method sendfile cannot receive at the server's end" send -c ::1 --to x --peer-method sendfile "$f"
 bad "dnd: cannot serve $T/none: " serve --dir "$T/none"

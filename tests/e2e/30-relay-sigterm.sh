@@ -6,14 +6,6 @@
 # where one loop reads the signal and tells the other.
 . "$(dirname "$0")/lib.sh"
 
-# wait_text FILE TEXT: waits (up to 10 s) for TEXT to appear in FILE.
-wait_text() {
-	for _ in $(seq 1 200); do
-		grep -q "$2" "$1" 2>/dev/null && return 0
-		sleep 0.05
-	done
-	fail "no '$2' in $1 after 10 s: $(cat "$1")"
-}
 
 # wait_gone PORT: waits (up to 10 s) until nothing listens on PORT.
 wait_gone() {

@@ -80,11 +80,7 @@ kpid=$!
 _pids+=("$kpid")
 wait_size "$d/.killed.dnd-*" 20000000
 kill -KILL "$kpid"
-for _ in $(seq 1 200); do
-	grep -q "push killed .*failed" "$T/serve.log" && break
-	sleep 0.05
-done
-grep -q "push killed .*failed" "$T/serve.log" || fail "no failed session logged: $(cat "$T/serve.log")"
+wait_log "$T/serve.log" "push killed .*failed" "no failed session logged"
 wait "$kpid" 2>/dev/null
 only_known "$base"
 expect_exit 0 cli send --key "$T/key" --to after "$T/src"

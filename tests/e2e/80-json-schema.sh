@@ -48,8 +48,11 @@ next_port; sink=$PORT
 next_port; rl=$PORT
 bg "$T/sink.log" "$DND" bench relay --sink -l "127.0.0.1:$sink" --count 2
 spid=$BPID
-bg "$T/relay.jsonl" "$DND" relay -l "127.0.0.1:$rl" -t "127.0.0.1:$sink" --json
-rpid=$BPID
+# JSON on stdout, the "listening on" line on stderr.
+"$DND" relay -l "127.0.0.1:$rl" -t "127.0.0.1:$sink" --json \
+	>"$T/relay.jsonl" 2>"$T/relay.err" &
+rpid=$!
+_pids+=("$rpid")
 wait_listen "$sink"
 wait_listen "$rl"
 expect_exit 0 "$DND" bench relay --client -t "127.0.0.1:$rl" --flows 2 \

@@ -170,8 +170,28 @@ wait_size() {
 	fail "no file $1 reached $2 bytes in 10 s"
 }
 
+# wait_log FILE PATTERN WHAT: waits (up to 10 s) until FILE has a line
+# matching PATTERN (grep); else fails with WHAT and the file.
+wait_log() {
+	local i
+	for i in $(seq 1 200); do
+		grep -q "$2" "$1" && return 0
+		sleep 0.05
+	done
+	fail "$3: $(cat "$1")"
+}
+
 # be64 N: N as 8 big-endian bytes, for hand-made protocol messages.
 be64() { printf "$(printf '%016x' "$1" | sed 's/../\\x&/g')"; }
+
+# wait_text FILE TEXT: waits (up to 10 s) for TEXT to appear in FILE.
+wait_text() {
+	for _ in $(seq 1 200); do
+		grep -q "$2" "$1" 2>/dev/null && return 0
+		sleep 0.05
+	done
+	fail "no '$2' in $1 after 10 s: $(cat "$1")"
+}
 
 # json_of LOG: the JSON lines of a log that also holds stderr ("dnd:
 # listening on ..." and messages).

@@ -55,6 +55,25 @@ static void test_accept_plan_join(void)
 	      "range past the largest length");
 }
 
+/* dnd serve's streams message: the port round trips, junk does not. */
+static void test_port(void)
+{
+	uint8_t m[DND_PORT_LEN];
+	uint16_t port = 0;
+
+	proto_put_port(m, 40123);
+	CHECK(!memcmp(m, "DNDS", 4) && proto_get_port(m, &port) == 0 &&
+	      port == 40123, "streams port round trip");
+	proto_put_port(m, 0);
+	CHECK(proto_get_port(m, &port) == -EBADMSG, "port 0 refused");
+	proto_put_port(m, 1);
+	m[7] = 1;
+	CHECK(proto_get_port(m, &port) == -EBADMSG, "reserved bytes refused");
+	proto_put_port(m, 1);
+	m[3] = 'J';
+	CHECK(proto_get_port(m, &port) == -EBADMSG, "wrong magic refused");
+}
+
 int main(void)
 {
 	struct dnd_hdr h = { .version = DND_PROTO_VERSION, .streams = 4,
@@ -109,6 +128,7 @@ int main(void)
 	CHECK(proto_get_hdr(m, &g, why, sizeof(why)) == -EBADMSG,
 	      "reserved bytes");
 	test_accept_plan_join();
+	test_port();
 
 	proto_put_end(m, true, &e);
 	CHECK(proto_get_end(m, true, &f, why, sizeof(why)) == 0 &&

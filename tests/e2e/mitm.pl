@@ -1,0 +1,110 @@
+#!/usr/bin/perl
+# SPDX-License-Identifier: MIT
+# A man in the middle for dnd serve tests: accepts one client on
+# LADDR:LPORT, relays it to TADDR:TPORT, and by MODE
+#   flip SIZE  flips one bit of the trailer's hash (the 24-byte "DNDT"
+#              message for SIZE bytes, in whichever direction it goes)
+#   stranger SRC  when the server names its streams port ("DNDS"),
+#              first connects two strangers there (a junk join from
+#              address SRC, and a well-formed join with a zero tag), then
+#              lets the client on
+# Exits when both directions have ended, or after 30 s. Prints "flipped"
+# or "strangers" on stdout when it did.
+use strict;
+use warnings;
+use Socket;
+use IO::Select;
+
+my ($la, $lp, $ta, $tp, $mode, $size) = @ARGV;
+alarm 30;
+$| = 1;
+socket(my $l, PF_INET, SOCK_STREAM, 0) or die "socket: $!";
+setsockopt($l, SOL_SOCKET, SO_REUSEADDR, 1);
+bind($l, sockaddr_in($lp, inet_aton($la))) or die "bind: $!";
+listen($l, 4) or die "listen: $!";
+print "ready\n";
+accept(my $c, $l) or die "accept: $!";
+socket(my $s, PF_INET, SOCK_STREAM, 0) or die "socket: $!";
+connect($s, sockaddr_in($tp, inet_aton($ta))) or die "connect: $!";
+
+my $want = $mode eq 'flip' ?
+	"DNDT\0\0\0\x01" . pack('Q>', $size) : undef;
+my (%pend, %peer, %open, @keep);
+$pend{$c} = $pend{$s} = '';
+$peer{$c} = $s; $peer{$s} = $c;
+$open{$c} = $open{$s} = 1;
+my $done = 0;
+
+sub out {
+	my ($to, $d) = @_;
+	my $o = 0;
+	while ($o < length $d) {
+		my $n = syswrite($to, $d, length($d) - $o, $o);
+		return unless defined $n;
+		$o += $n;
+	}
+}
+
+# Flips the trailer's hash once it is whole in the pending bytes.
+sub flip {
+	my ($r) = @_;
+	return if $done || !defined $want;
+	my $at = index($$r, $want);
+	return if $at < 0 || $at + 24 > length $$r;
+	substr($$r, $at + 16, 1) = chr(ord(substr($$r, $at + 16, 1)) ^ 1);
+	$done = 1;
+	print "flipped\n";
+}
+
+sub strangers {
+	my ($d) = @_;
+	return if $done || $mode ne 'stranger';
+	return unless $d =~ /DNDS(..)\0\0/s;
+	my $port = unpack('n', $1);
+	for my $junk ("x" x 64, "DNDJ" . pack('nnQ>Q>Q>', 1, 2, 7, 0, 0) .
+		      "\0" x 32) {
+		socket(my $x, PF_INET, SOCK_STREAM, 0) or die "socket: $!";
+		bind($x, sockaddr_in(0, inet_aton($size))) or die "bind: $!"
+			if $junk =~ /^x/;
+		connect($x, sockaddr_in($port, inet_aton($ta))) or die "connect: $!";
+		out($x, $junk);
+		push @keep, $x;
+	}
+	select(undef, undef, undef, 0.3);
+	$done = 1;
+	print "strangers\n";
+}
+
+my $sel = IO::Select->new($c, $s);
+while ($open{$c} || $open{$s}) {
+	my @r = $sel->can_read(0.05);
+	if (!@r) {
+		for my $h ($c, $s) {
+			next unless length $pend{$h};
+			flip(\$pend{$h});
+			out($peer{$h}, $pend{$h});
+			$pend{$h} = '';
+		}
+		next;
+	}
+	for my $h (@r) {
+		my $n = sysread($h, my $d, 65536);
+		if (!$n) {
+			flip(\$pend{$h});
+			out($peer{$h}, $pend{$h});
+			$pend{$h} = '';
+			shutdown($peer{$h}, 1);
+			$sel->remove($h);
+			$open{$h} = 0;
+			next;
+		}
+		strangers($d) if $h == $s;
+		$pend{$h} .= $d;
+		flip(\$pend{$h});
+		my $keep = defined $want ? 23 : 0;
+		my $go = length($pend{$h}) - $keep;
+		next if $go <= 0;
+		out($peer{$h}, substr($pend{$h}, 0, $go));
+		$pend{$h} = substr($pend{$h}, $go);
+	}
+}
