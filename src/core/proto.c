@@ -224,8 +224,9 @@ int proto_get_end(const uint8_t in[DND_MSG_LEN], bool trailer,
 	e->flags = get16(in + 6);
 	e->bytes = get64(in + 8);
 	e->hash = get64(in + 16);
+	/* Status is the receiver's word: a trailer has none. */
 	if (e->flags & ~DND_TF_HASH || e->status > DND_ST_MAX ||
-	    e->bytes > DND_LEN_MAX) {
+	    (trailer && e->status) || e->bytes > DND_LEN_MAX) {
 		snprintf(why, len, "malformed %s", trailer ? "trailer" : "reply");
 		return -EBADMSG;
 	}

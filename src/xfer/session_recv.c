@@ -211,9 +211,11 @@ static int recv_join(struct session *s, int fd, struct dnd_join *j)
 	if (r)
 		return session_recv_failed(s, r, "stream's join",
 					   s->o->timeout);
+	/* A stream of unknown length is one range from 0, of length 0. */
 	if (j->xfer_id != s->xfer_id || j->streams != s->n ||
 	    (s->end.known && (j->offset < s->start ||
-			      j->offset + j->len > s->end.len)))
+			      j->offset + j->len > s->end.len)) ||
+	    (!s->end.known && (j->offset || j->len)))
 		return session_fail(s, "malformed stream from the peer: a "
 				    "join that does not fit this transfer");
 	return 0;

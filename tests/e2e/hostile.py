@@ -36,19 +36,7 @@ CAUSES = {"stall": "--timeout", "truncate": "closed the connection",
 # "known" instead of failing, so the test passes today and still catches any
 # other failure; when one no longer shows, the script says so and the entry
 # should go.
-KNOWN = [
-    dict(kind="flip-trailer", field="status", problems=r"^exit 0, wanted 1$",
-         reason="proto_get_end takes a trailer whose status (a reply-only "
-         "field) is 1..6, and the receiver lands as if it were 0"),
-    dict(kind="flip-ctl", field="join len", cap="pipe",
-         problems=r"^exit 0, wanted 1$",
-         reason="recv_join checks a join's range only when the length is "
-         "known: a segmented stream's join may say any offset and len"),
-    dict(kind="flip-ctl", field="join offset", cap="pipe",
-         problems=r"^exit 0, wanted 1$",
-         reason="recv_join checks a join's range only when the length is "
-         "known: a segmented stream's join may say any offset and len"),
-]
+KNOWN = []
 
 
 def listening(port):
