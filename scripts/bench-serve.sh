@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: MIT
 # A served transfer against the one-shot pair, and iperf3, across a veth
 # between two network namespaces, at MTU 1500 and 9000: /dev/zero -> null,
-# the same methods, alternating rounds, medians (receiver's MB/s).
+# the same methods, -w 0 (autotuning) on every socket, alternating rounds,
+# medians (receiver's MB/s).
 # Usage: scripts/bench-serve.sh [SIZE=1Gi] [ROUNDS=5] [METHOD=rw]
 set -euo pipefail
 
@@ -38,8 +39,10 @@ bytes=$(numfmt --from=iec-i "$size")
 port=$((21000 + RANDOM % 20000))
 
 mkdir "$dir/srv"
-"${B[@]}" "$DND" serve --dir "$dir/srv" -p "$port" --allow 10.233.0.0/24 \
-	>"$dir/serve.log" 2>&1 &
+# A peer in another namespace is not loopback: the server wants a key.
+(umask 077 && "$DND" serve --new-key "$dir/key" 2>/dev/null)
+"${B[@]}" "$DND" serve --dir "$dir/srv" -p "$port" --key "$dir/key" \
+	-w 0 --allow 10.233.0.0/24 >"$dir/serve.log" 2>&1 &
 pids+=("$!")
 sleep 0.5
 
@@ -47,17 +50,17 @@ one() { # one KIND: a measurement, MB/s on stdout
 	local p=$((port + 1 + RANDOM % 1000))
 	case $1 in
 	oneshot)
-		"${B[@]}" timeout 120 "$DND" recv -p "$p" -m null --json \
+		"${B[@]}" timeout 120 "$DND" recv -p "$p" -m null -w 0 --json \
 			/dev/null >"$dir/r.json" 2>/dev/null &
 		sleep 0.3
-		"${A[@]}" timeout 120 "$DND" send -c 10.233.0.2 -p "$p" -m "$m" \
+		"${A[@]}" timeout 120 "$DND" send -c 10.233.0.2 -p "$p" -m "$m" -w 0 \
 			-l "$bytes" /dev/zero >/dev/null 2>&1
 		wait $! || true
 		jq -r .mb_per_s "$dir/r.json" ;;
 	served)
-		"${A[@]}" timeout 120 "$DND" send -c 10.233.0.2 -p "$port" -m "$m" \
-			--peer-end null --peer-method null -l "$bytes" --json \
-			/dev/zero >"$dir/s.json" 2>/dev/null
+		"${A[@]}" timeout 120 "$DND" send -c 10.233.0.2 -p "$port" -m "$m" -w 0 \
+			--key "$dir/key" --peer-end null --peer-method null \
+			-l "$bytes" --json /dev/zero >"$dir/s.json" 2>/dev/null
 		jq -r '.peer_report.mb_per_s // empty' "$dir/s.json" ;;
 	iperf3)
 		"${B[@]}" timeout 120 iperf3 -s -1 -p "$p" >/dev/null 2>&1 &

@@ -67,6 +67,10 @@ static const struct opt_def serve_defs[] = {
 	{ .name = "grace", .type = DND_OPT_SECONDS, .group = "Limits",
 	  .help = "after SIGTERM or SIGINT, running sessions get SEC to finish "
 	  "before they are cut", OPT_AT(C, o.grace) },
+	{ .name = "window", .letter = 'w', .type = DND_OPT_SIZE,
+	  .max = 1ULL << 30, .group = "Limits", .help = "the sessions' "
+	  "SO_SNDBUF/SO_RCVBUF; 0 leaves the kernel's autotuning on",
+	  OPT_AT(C, o.window) },
 	{ .name = "timeout", .type = DND_OPT_SECONDS, .group = "Limits",
 	  .help = "a session fails after SEC without progress; 0: never",
 	  OPT_AT(C, o.timeout) },
