@@ -16,24 +16,11 @@ DND=${DND:-$here/dnd}
 command -v iperf3 >/dev/null && command -v jq >/dev/null ||
 	{ echo "needs iperf3 and jq (scripts/deps.sh)" >&2; exit 2; }
 
-a=dndv-a-$$ b=dndv-b-$$ dir=$(mktemp -d /var/tmp/dnd-serve-bench.XXXXXX)
+dir=$(mktemp -d /var/tmp/dnd-serve-bench.XXXXXX)
 pids=()
-cleanup() {
-	local p
-	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-	ip netns del "$a" 2>/dev/null || true
-	ip netns del "$b" 2>/dev/null || true
-	rm -rf "$dir"
-}
-trap cleanup EXIT
-ip netns add "$a"
-ip netns add "$b"
-ip link add "va$$" netns "$a" type veth peer name "vb$$" netns "$b"
-ip -n "$a" addr add 10.233.0.1/24 dev "va$$"
-ip -n "$b" addr add 10.233.0.2/24 dev "vb$$"
-for n in "$a" "$b"; do ip -n "$n" link set lo up; done
-ip -n "$a" link set "va$$" up
-ip -n "$b" link set "vb$$" up
+. "$here/scripts/netns.sh"
+netns_pair 10.233.0
+a=$NS_A b=$NS_B
 A=(ip netns exec "$a") B=(ip netns exec "$b")
 bytes=$(numfmt --from=iec-i "$size")
 port=$((21000 + RANDOM % 20000))
@@ -77,8 +64,8 @@ median() { tr ' ' '\n' | grep . | sort -g | awk '{ a[NR] = $1 }
 echo "size $size, $rounds rounds, send -m $m -> null; receiver's MB/s, medians"
 printf '%-5s %10s %10s %10s %13s\n' MTU iperf3 one-shot served served/one-shot
 for mtu in 1500 9000; do
-	ip -n "$a" link set "va$$" mtu "$mtu"
-	ip -n "$b" link set "vb$$" mtu "$mtu"
+	ip -n "$a" link set "$VETH_A" mtu "$mtu"
+	ip -n "$b" link set "$VETH_B" mtu "$mtu"
 	declare -A v=()
 	for r in $(seq 1 "$rounds"); do
 		for k in oneshot served iperf3; do

@@ -15,26 +15,11 @@ command -v iperf3 >/dev/null || { echo "needs iperf3 (scripts/deps.sh)" >&2; exi
 [ "$(id -u)" = 0 ] || { echo "needs root for the namespaces" >&2; exit 2; }
 
 dir=$(mktemp -d /var/tmp/dnd-streams.XXXXXX)
-nsa=dnds-a-$$ nsb=dnds-b-$$
 pids=()
-cleanup() {
-	local p
-	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-	ip netns del "$nsa" 2>/dev/null || true
-	ip netns del "$nsb" 2>/dev/null || true
-	rm -rf "$dir"
-}
-trap cleanup EXIT
-
-ip netns add "$nsa"
-ip netns add "$nsb"
-ip link add "sva-$$" netns "$nsa" type veth peer name "svb-$$" netns "$nsb"
-ip -n "$nsa" addr add 10.232.0.1/24 dev "sva-$$"
-ip -n "$nsb" addr add 10.232.0.2/24 dev "svb-$$"
-for n in "$nsa" "$nsb"; do ip -n "$n" link set lo up; done
-ip -n "$nsa" link set "sva-$$" up
-ip -n "$nsb" link set "svb-$$" up
-ip netns exec "$nsa" tc qdisc add dev "sva-$$" root tbf rate "$rate" \
+. "$here/scripts/netns.sh"
+netns_pair 10.232.0
+nsa=$NS_A nsb=$NS_B
+ip netns exec "$nsa" tc qdisc add dev "$VETH_A" root tbf rate "$rate" \
 	burst 1mb latency 50ms
 
 head -c "$(numfmt --from=iec-i "$size")" /dev/urandom >"$dir/src"
