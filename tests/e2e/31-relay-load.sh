@@ -183,8 +183,9 @@ w0=$(stat wakeups) c0=$(awk -v u="$(stat cpu_user_seconds)" -v s="$(stat cpu_sys
 sleep 1
 snap
 w1=$(stat wakeups) c1=$(awk -v u="$(stat cpu_user_seconds)" -v s="$(stat cpu_sys_seconds)" 'BEGIN { print u + s }')
-# One wakeup per SIGUSR1, nothing else.
-[ $((w1 - w0)) -le 5 ] && awk -v a="$c0" -v b="$c1" 'BEGIN { exit !(b - a < 0.05) }' ||
+# A wakeup per SIGUSR1 and a stray late header or two: a loop kept busy
+# by idle flows would wake thousands of times (the CPU says the same).
+[ $((w1 - w0)) -le 50 ] && awk -v a="$c0" -v b="$c1" 'BEGIN { exit !(b - a < 0.05) }' ||
 	fail "1,000 idle flows kept the relay busy: $((w1 - w0)) wakeups, CPU $c0 -> $c1 s in 1 s"
 live
 [ "$(stat active)" = 1000 ] || fail "idle flows closed early, or live ones left open: $(tail -n1 "$T/relay.json")"
