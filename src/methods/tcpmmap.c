@@ -34,11 +34,13 @@
 #include "core/compat.h"
 #include "core/io.h"
 #include "core/log.h"
+#include "core/stats.h"
 #include "xfer/method.h"
 #include "cli/opts.h"
 #include "xfer/xfer.h"
 
 #define TM_WAIT_MS_DEFAULT	60000	/* bound on a wait with --timeout 0 */
+#define TM_SLICE_MS		20	/* then take what is queued */
 
 struct tm_priv {
 	void *map;		/* the socket, mapped PROT_READ, MAP_SHARED */
@@ -99,23 +101,30 @@ static void tm_lowat(struct dnd_xfer *x, int v)
 }
 
 /*
- * Waits (bounded) until want bytes are queued or the peer ends the stream.
- * The kernel caps SO_RCVLOWAT at half the receive buffer, so this never
- * waits for more than can arrive. 0, or -errno.
+ * Waits until want bytes are queued or the peer ends the stream, but for
+ * TM_SLICE_MS at most: SO_RCVLOWAT counts bytes while the receive buffer
+ * fills by the skbs' truesize, so with small segments (MTU 1500, a slow
+ * receiver) it can be full with fewer than want bytes queued and the
+ * sender stopped by a closed window, and waiting for want would wait for
+ * ever (a bench --remote cell under ASan stalled so). The caller then
+ * takes what is queued. *end (0: not yet set) bounds the whole wait by
+ * wait_ms. 0, or -errno (-EAGAIN: nothing came in time).
  */
-static int tm_wait(struct dnd_xfer *x, size_t want)
+static int tm_wait(struct dnd_xfer *x, size_t want, double *end)
 {
 	struct tm_priv *p = x->priv;
 	struct pollfd pfd = { .fd = x->sock, .events = POLLIN };
 	int r;
 
+	if (!*end)
+		*end = stats_now() + p->wait_ms / 1e3;
 	tm_lowat(x, (int)want);
-	r = poll(&pfd, 1, p->wait_ms);
+	r = poll(&pfd, 1, TM_SLICE_MS);
 	if (r == -1 && errno == EINTR)
 		return io_stop_signal ? -EINTR : 0;
 	if (r == -1)
 		return xfer_fail(x, -errno, "poll socket");
-	return r == 0 ? -EAGAIN : 0;
+	return r == 0 && stats_now() >= *end ? -EAGAIN : 0;
 }
 
 /* What one TCP_ZEROCOPY_RECEIVE left to do. */
@@ -185,6 +194,7 @@ static ssize_t tm_recv(struct dnd_xfer *x, size_t len)
 	struct tm_priv *p = x->priv;
 	size_t want = len < p->maplen ? len : p->maplen;
 	size_t pages = want / p->page * p->page;
+	double end = 0;
 
 	/* Less than a page left: nothing can map, so copy the tail. */
 	if (!pages)
@@ -200,7 +210,8 @@ static ssize_t tm_recv(struct dnd_xfer *x, size_t len)
 		 * Less than a page queued comes back as "skip it all". The
 		 * pages asked for are payload that will arrive, so wait for
 		 * them once rather than copy a fragment. After that, or with
-		 * unmappable bytes in the way, copy what the kernel says.
+		 * unmappable bytes in the way, copy what the kernel says;
+		 * with nothing queued, wait on.
 		 */
 		if (waited || left.inq >= pages) {
 			size_t c = left.skip ? left.skip : left.inq;
@@ -208,7 +219,7 @@ static ssize_t tm_recv(struct dnd_xfer *x, size_t len)
 			if (c)
 				return tm_copy(x, c < want ? c : want);
 		}
-		r = tm_wait(x, pages);
+		r = tm_wait(x, pages, &end);
 		if (r)
 			return r;
 	}

@@ -22,6 +22,12 @@ bench() {
 		--json="$T/j" "$@" >"$T/table" 2>"$T/err"
 }
 
+# The cells that did not run, for a failure's message.
+failed_cells() {
+	grep '"type":"bench_cell"' "$T/j" 2>/dev/null |
+		grep -v '"status":"\(ok\|not in set\|n/a\)"' | head -3
+}
+
 check_cells() { # check_cells FAR-SIDE
 	local n bad
 	n=$(grep -c '"type":"bench_cell".*"status":"ok"' "$T/j")
@@ -37,14 +43,14 @@ check_cells() { # check_cells FAR-SIDE
 	[ -z "$(ls -A "$d")" ] || fail "$1: left in DIR: $(ls -A "$d")"
 }
 
-bench || fail "bench exited $?: $(tail -n 5 "$T/err")"
+bench || fail "bench exited $?: $(tail -n 5 "$T/err") $(failed_cells)"
 grep -q '"path":"dnd serve at 10.231.0.1 port '"$PORT"', pushes' "$T/j" || fail "no path fact"
 check_cells receiver
 grep -q "push dnd-scratch-[0-9a-f]\{16\} -m rw: 8388608 bytes in [0-9.]* s, verified" "$T/serve.log" ||
 	fail "no scratch push in the server's log: $(cat "$T/serve.log")"
 ok "push: every cell ran with the server's figures, its scratch files removed"
 
-bench --reverse || fail "bench --reverse exited $?: $(tail -n 5 "$T/err")"
+bench --reverse || fail "bench --reverse exited $?: $(tail -n 5 "$T/err") $(failed_cells)"
 check_cells sender
 grep -q "pull (scratch) -m [a-z-]*: 8388608 bytes in [0-9.]* s, verified" "$T/serve.log" ||
 	fail "no scratch pull in the server's log"
