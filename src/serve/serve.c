@@ -116,16 +116,22 @@ static void serve_log(const struct server *sv, const char *peer,
 }
 
 /* A line for a child that could not say how it ended. */
-static void serve_log_lost(struct server *sv, const struct kid *k, int st)
+static void serve_log_lost(struct server *sv, const struct kid *k, int st,
+			   int swept)
 {
-	char what[96];
+	char what[160], more[64] = "";
 
+	if (swept > 0)
+		snprintf(more, sizeof(more), "; its temporary file is removed");
+	else if (swept < 0)
+		snprintf(more, sizeof(more), "; its temporary file stays: %s",
+			 strerror(-swept));
 	if (WIFSIGNALED(st))
 		snprintf(what, sizeof(what), "the session process was killed "
-			 "by %s", strsignal(WTERMSIG(st)));
+			 "by %s%s", strsignal(WTERMSIG(st)), more);
 	else
 		snprintf(what, sizeof(what), "the session process exited %d "
-			 "without a log line", WEXITSTATUS(st));
+			 "without a log line%s", WEXITSTATUS(st), more);
 	serve_log(sv, k->peer, stats_now() - k->t0, what);
 }
 
@@ -133,11 +139,15 @@ static void serve_reaped(struct server *sv, pid_t pid, int st)
 {
 	char line[4096];
 	unsigned int i;
+	int swept = 0;
 	ssize_t got;
 
 	for (i = 0; i < sv->o->max_sessions; i++) {
 		pid_t want = pid;
 
+		/* A session that died landing left its temporary file. */
+		if (__atomic_load_n(&sv->ctx.slots[i], __ATOMIC_SEQ_CST) == pid)
+			swept = litter_sweep(&sv->ctx.dir, &sv->ctx.litter[i]);
 		__atomic_compare_exchange_n(&sv->ctx.slots[i], &want,
 					    (pid_t)0, false, __ATOMIC_SEQ_CST,
 					    __ATOMIC_SEQ_CST);
@@ -157,7 +167,7 @@ static void serve_reaped(struct server *sv, pid_t pid, int st)
 		fflush(stderr);
 	} else {
 		sv->count.lost++;
-		serve_log_lost(sv, &sv->kids[i], st);
+		serve_log_lost(sv, &sv->kids[i], st, swept);
 	}
 	close(sv->kids[i].logfd);
 	sv->kids[i] = sv->kids[--sv->n];
@@ -353,7 +363,11 @@ static int serve_setup(struct server *sv)
 	sv->ctx.slots = mmap(NULL, o->max_sessions * sizeof(pid_t),
 			     PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
 			     -1, 0);
-	if (!sv->kids || sv->ctx.slots == MAP_FAILED) {
+	sv->ctx.litter = mmap(NULL, o->max_sessions * sizeof(*sv->ctx.litter),
+			      PROT_READ | PROT_WRITE,
+			      MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (!sv->kids || sv->ctx.slots == MAP_FAILED ||
+	    sv->ctx.litter == MAP_FAILED) {
 		log_err("out of memory");
 		return 1;
 	}

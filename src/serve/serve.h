@@ -15,6 +15,7 @@
 #include "cli/opt_parse.h"
 #include "serve/cidr.h"
 #include "serve/confine.h"
+#include "serve/litter.h"
 #include "serve/key.h"
 
 #define SERVE_PENDING_MAX	128	/* handshakes at once; the oldest
@@ -59,6 +60,7 @@ struct serve_ctx {
 	struct dnd_confine dir;
 	struct dnd_key key;		/* when o->key_file */
 	pid_t *slots;			/* shared: o->max_sessions pids */
+	struct serve_litter *litter;	/* shared: each slot's temporary */
 };
 
 /* The child's whole life on connection fd from peer: handshake, checks,

@@ -47,6 +47,7 @@ struct child {
 	const struct dnd_method *m;
 	int dfd, rfd;		/* push: the name's parent; pull: the file */
 	int lfd;		/* N > 1 streams: where streams 1.. come */
+	int slot;		/* ours in c->slots, or -1 */
 	uint16_t port;		/* lfd's */
 	char base[NAME_MAX + 1];
 	char path[PATH_MAX + 64];
@@ -264,8 +265,9 @@ static int child_special(struct child *k)
 }
 
 /* Takes a free session slot (the parent frees it when we are reaped). */
-static bool child_claim(const struct serve_ctx *c)
+static bool child_claim(struct child *k)
 {
+	const struct serve_ctx *c = k->c;
 	pid_t me = getpid(), free_slot;
 	unsigned int i;
 
@@ -273,10 +275,22 @@ static bool child_claim(const struct serve_ctx *c)
 		free_slot = 0;
 		if (__atomic_compare_exchange_n(&c->slots[i], &free_slot, me,
 						false, __ATOMIC_SEQ_CST,
-						__ATOMIC_SEQ_CST))
+						__ATOMIC_SEQ_CST)) {
+			k->slot = (int)i;
 			return true;
+		}
 	}
 	return false;
+}
+
+/* The push's temporary file is open: the parent removes it if we die. */
+static void child_landing(struct session_link *l, int fd, const char *tmp)
+{
+	struct child *k = l->arg;
+
+	if (k->slot >= 0)
+		litter_note(&k->c->litter[k->slot], k->p.name, k->p.name_len,
+			    fd, tmp);
 }
 
 /*
@@ -368,7 +382,7 @@ static int child_admit(struct child *k)
 				k->p.op == SERVE_PUSH ? child_push(k) :
 				child_pull(k)))
 		return 1;
-	if (!child_claim(c)) {
+	if (!child_claim(k)) {
 		snprintf(why, sizeof(why), "server busy: %u sessions are "
 			 "running (--max-sessions); try again later",
 			 c->o->max_sessions);
@@ -395,6 +409,8 @@ static int child_transfer(struct child *k)
 		.max_bytes = o->max_bytes,
 		.label = k->p.name,
 		.res = &k->res,
+		.landing = child_landing,
+		.arg = k,
 	};
 	struct session_opts so = {
 		.sender = k->p.op == SERVE_PULL,
@@ -419,6 +435,8 @@ static int child_transfer(struct child *k)
 	/* A pushed scratch file has served its purpose once verified. */
 	if (k->p.end == SERVE_END_SCRATCH && k->dfd >= 0)
 		unlinkat(k->dfd, k->base, 0);
+	if (k->slot >= 0)
+		litter_clear(&k->c->litter[k->slot]);
 	return code;
 }
 
@@ -438,7 +456,7 @@ void serve_child(const struct serve_ctx *c, int fd, const char *peer,
 	k->c = c;
 	k->peer = peer;
 	k->fd = fd;
-	k->dfd = k->rfd = k->lfd = -1;
+	k->dfd = k->rfd = k->lfd = k->slot = -1;
 	k->deadline = stats_now() + DND_HS_TIMEOUT;
 	k->res.verdict = "failed";
 	/* A backstop under the handshake's own deadline. */

@@ -36,7 +36,10 @@ struct session_link {
 	 * err set, and sets auth. */
 	int (*open)(struct session_link *l, bool known, uint64_t len,
 		    char *peer, size_t plen, char *err, size_t elen);
-	void *arg;		/* open()'s */
+	/* server: told of a push's temporary file once it is open, so that
+	 * a killed session's file can be found and removed; or NULL */
+	void (*landing)(struct session_link *l, int fd, const char *tmp);
+	void *arg;		/* open()'s or landing()'s */
 	const struct dnd_auth *auth;
 	uint64_t max_bytes;	/* server: refuse a longer push; 0: any */
 	const char *label;	/* the name in messages and the report */

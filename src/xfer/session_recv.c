@@ -116,6 +116,8 @@ static int recv_land(struct session *s, const struct dnd_hdr *h,
 		log_err("%s", note);
 	}
 	s->end.fd = s->land.fd;
+	if (o->link && o->link->landing && s->land.tmp)
+		o->link->landing(o->link, s->land.fd, s->land.tmp);
 	if (kept) {
 		r = hash_fd(s->end.fd, 0, kept, &a->prefix_hash);
 		if (r)
