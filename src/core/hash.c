@@ -4,7 +4,6 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <unistd.h>
-#include <xxhash.h>
 
 #include "core/hash.h"
 #include "core/io.h"
@@ -15,7 +14,16 @@
 #define HASH_DIO_ALIGN	4096
 #define HASH_DIO_CHUNK	(16U << 20)
 
-int hash_fd(int fd, off_t off, uint64_t len, uint64_t *out)
+/* Whether to give up: a signal (-EINTR) or another thread's stop. */
+static int hash_stopped(const atomic_bool *stop)
+{
+	if (io_stop_signal)
+		return -EINTR;
+	return stop && atomic_load(stop) ? -ECANCELED : 0;
+}
+
+static int hash_buffered(int fd, off_t off, uint64_t len, uint64_t *out,
+			 const atomic_bool *stop)
 {
 	XXH3_state_t *st = XXH3_createState();
 	char *buf = malloc(HASH_CHUNK);
@@ -30,10 +38,8 @@ int hash_fd(int fd, off_t off, uint64_t len, uint64_t *out)
 		size_t want = len < HASH_CHUNK ? (size_t)len : HASH_CHUNK;
 		ssize_t n = pread(fd, buf, want, off);
 
-		if (io_stop_signal) {
-			ret = -EINTR;
+		if ((ret = hash_stopped(stop)))
 			goto out;
-		}
 		if (n == -1 && errno == EINTR)
 			continue;
 		if (n <= 0) {
@@ -51,7 +57,8 @@ out:
 	return ret;
 }
 
-int hash_fd_direct(int fd, off_t off, uint64_t len, uint64_t *out)
+static int hash_direct(int fd, off_t off, uint64_t len, uint64_t *out,
+		       const atomic_bool *stop)
 {
 	size_t skip = (size_t)(off % HASH_DIO_ALIGN);
 	XXH3_state_t *st = XXH3_createState();
@@ -70,10 +77,8 @@ int hash_fd_direct(int fd, off_t off, uint64_t len, uint64_t *out)
 		ssize_t n = pread(dfd, buf, HASH_DIO_CHUNK, off);
 		size_t use;
 
-		if (io_stop_signal) {
-			ret = -EINTR;
+		if ((ret = hash_stopped(stop)))
 			goto out;
-		}
 		if (n == -1 && errno == EINTR)
 			continue;
 		if (n <= (ssize_t)skip) {
@@ -93,6 +98,17 @@ out:
 	if (dfd >= 0)
 		close(dfd);
 	return ret;
+}
+
+int hash_fd(int fd, off_t off, uint64_t len, uint64_t *out)
+{
+	return hash_buffered(fd, off, len, out, NULL);
+}
+
+int hash_fd_until(int fd, off_t off, uint64_t len, bool direct,
+		  const atomic_bool *stop, uint64_t *out)
+{
+	return (direct ? hash_direct : hash_buffered)(fd, off, len, out, stop);
 }
 
 uint64_t hash_zeros(uint64_t len)

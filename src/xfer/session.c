@@ -11,6 +11,8 @@
 #include <sys/socket.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -286,6 +288,60 @@ int session_recv_failed(struct session *s, int r, const char *what,
 	return session_fail(s, "cannot read the %s: %s", what, strerror(-r));
 }
 
+static void *session_hash_run(void *arg)
+{
+	struct session_hash_job *h = arg;
+
+	h->err = hash_fd_until(h->fd, h->off, h->len, h->direct, &h->stop,
+			       &h->hash);
+	return NULL;
+}
+
+void session_hash_start(struct session *s, int fd, off_t off, uint64_t len,
+			bool direct)
+{
+	struct session_hash_job *h = &s->hjob;
+	sigset_t all, old;
+
+	h->fd = fd;
+	h->off = off;
+	h->len = len;
+	h->direct = direct;
+	atomic_store(&h->stop, false);
+	/* Signals stay with the main thread; hash_fd sees io_stop_signal. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	h->running = !pthread_create(&h->tid, NULL, session_hash_run, h);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
+void session_hash_join(struct session *s)
+{
+	if (s->hjob.running)
+		pthread_join(s->hjob.tid, NULL);
+	s->hjob.running = false;
+}
+
+void session_hash_cancel(struct session *s)
+{
+	atomic_store(&s->hjob.stop, true);
+	session_hash_join(s);
+}
+
+int session_hash_get(struct session *s, int fd, off_t off, uint64_t len,
+		     bool direct, uint64_t *hash)
+{
+	struct session_hash_job *h = &s->hjob;
+	bool ran = h->running;
+
+	session_hash_join(s);
+	if (!ran || h->fd != fd || h->off != off || h->len != len ||
+	    h->direct != direct)
+		return hash_fd_until(fd, off, len, direct, NULL, hash);
+	*hash = h->hash;
+	return h->err;
+}
+
 double session_hash_wait(const struct session *s, uint64_t n)
 {
 	return s->o->timeout ? s->o->timeout + (double)n / 5e7 : 0;
@@ -363,6 +419,8 @@ static void session_cleanup(struct session *s, int code)
 {
 	unsigned int i;
 
+	/* A hash still running reads the file closed below. */
+	session_hash_cancel(s);
 	/* The streams' counts say what a kept partial file holds. */
 	if (!s->end.landing)
 		endpoint_close(&s->end);

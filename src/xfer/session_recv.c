@@ -328,6 +328,20 @@ static int recv_streams(struct session *s)
 	return recv_ranges(s);
 }
 
+/*
+ * The driver's before_sync: the whole payload has been written, so the
+ * re-read that verifies it starts now, in a thread, while fdatasync waits
+ * for the device (it reads what the sync writes out; O_DIRECT reads wait
+ * for the range's writeback themselves).
+ */
+static void recv_rehash_start(struct xfer *t, void *arg)
+{
+	struct session *s = arg;
+
+	session_hash_start(s, s->end.fd, 0, s->start + xfer_done(t),
+			   s->o->direct);
+}
+
 /* Checks the trailer against what landed; fills the reply. 0 or 1. */
 static int recv_verify(struct session *s, struct dnd_end *rep)
 {
@@ -339,8 +353,8 @@ static int recv_verify(struct session *s, struct dnd_end *rep)
 
 	rep->bytes = total;
 	if (s->o->verify && s->end.ep == DND_EP_FILE) {
-		r = (s->o->direct ? hash_fd_direct : hash_fd)(s->end.fd, 0,
-							   total, &rep->hash);
+		r = session_hash_get(s, s->end.fd, 0, total, s->o->direct,
+				     &rep->hash);
 		if (r) {
 			rep->status = DND_ST_IOERR;
 			return session_fail(s, "cannot re-read %s to hash it: "
@@ -452,9 +466,14 @@ int session_recv(struct session *s)
 		return 1;
 	close(s->lfd);
 	s->lfd = -1;
-	if (session_setup_method(s) || session_payload(s) ||
-	    session_stopped(s))
+	if (session_setup_method(s))
 		return 1;
+	if (o->verify && s->end.ep == DND_EP_FILE) {
+		s->t.before_sync = recv_rehash_start;
+		s->t.before_sync_arg = s;
+	}
+	if (session_payload(s) || session_stopped(s))
+		return 1;	/* session_cleanup() stops the re-read */
 	if (recv_verify(s, &rep)) {
 		/* Tell the sender why, so both sides fail with the cause. */
 		if (rep.status)

@@ -7,17 +7,31 @@
 #ifndef DND_SESSION_TYPES_H
 #define DND_SESSION_TYPES_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
-#include <xxhash.h>
 
+#include "core/hash.h"
 #include "core/land.h"
 #include "core/proto.h"
 #include "xfer/endpoint.h"
 #include "xfer/report.h"
 #include "xfer/session.h"
 #include "xfer/xfer.h"
+
+/* A file's hash computed in a thread while something else waits: the
+ * receiver's re-read of what landed, beside its fdatasync. */
+struct session_hash_job {
+	pthread_t tid;
+	bool running;		/* tid is to be joined */
+	int fd;
+	bool direct;		/* through O_DIRECT (--direct) */
+	off_t off;
+	uint64_t len, hash;
+	int err;		/* hash_fd's result */
+	atomic_bool stop;	/* the result is no longer wanted */
+};
 
 struct session {
 	const struct session_opts *o;
@@ -38,6 +52,7 @@ struct session {
 	uint64_t start;		/* the payload is [start, length) */
 	double t_begin;		/* sender: just before the payload */
 	FILE *out;		/* where the report goes */
+	struct session_hash_job hjob;
 };
 
 /* Records the failure message (first one wins), prints it, and returns
@@ -59,6 +74,18 @@ int session_recv_failed(struct session *s, int r, const char *what,
 			double secs);
 /* Names a failed proto_send_*; 0 when r is 0, else 1. */
 int session_sent(struct session *s, int r, const char *what);
+/* Starts hashing len bytes of fd from off in a thread (s->hjob), through
+ * O_DIRECT if direct; without a thread the hash is left for later. */
+void session_hash_start(struct session *s, int fd, off_t off, uint64_t len,
+			bool direct);
+/* Waits for that thread, if one runs. */
+void session_hash_join(struct session *s);
+/* Stops that thread, if one runs, and waits for it: nothing will read it. */
+void session_hash_cancel(struct session *s);
+/* The hash of len bytes of fd from off: the thread's when it hashed just
+ * that, else computed now. 0 or -errno. */
+int session_hash_get(struct session *s, int fd, off_t off, uint64_t len,
+		     bool direct, uint64_t *hash);
 /* How long to wait for a peer hashing n bytes first: --timeout plus the
  * bytes at a slow 50 MB/s (a cold disk re-read); 0 without --timeout. */
 double session_hash_wait(const struct session *s, uint64_t n);

@@ -300,6 +300,8 @@ static int xfer_finish(struct xfer *t)
 	/* One fdatasync covers the file whichever stream wrote it. */
 	if (t->cfg.sender || t->cfg.ep != DND_EP_FILE)
 		return 0;
+	if (t->before_sync)
+		t->before_sync(t, t->before_sync_arg);
 	r = io_fdatasync(&x0->out.sc, x0->fd);
 	return r ? xfer_fail(x0, r, "fdatasync") : 0;
 }

@@ -14,8 +14,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <xxhash.h>
 
+#include "core/hash.h"
 #include "core/stats.h"
 
 struct dnd_method;
@@ -122,6 +122,11 @@ struct xfer {
 	double interval;
 	void (*on_interval)(const struct xfer_interval *iv, void *arg);
 	void *interval_arg;
+	/* A receiver of a file: called once every stream has finished, just
+	 * before the final fdatasync, so that work can overlap the sync (the
+	 * session's re-read for verification); NULL: none. */
+	void (*before_sync)(struct xfer *t, void *arg);
+	void *before_sync_arg;
 };
 
 /* Most streams a transfer can have. */
