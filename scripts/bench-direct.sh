@@ -3,10 +3,14 @@
 # File -> TCP loopback -> file against the device's own O_DIRECT write rate,
 # in one run: fio --direct=1 --ioengine=libaio --bs=1M --iodepth=16 (with
 # end_fsync) writes SIZE into DIR; dnd rw -> rw lands the same bytes from a
-# hot source there, buffered and with --direct on both ends. Rounds
-# alternate. dnd's rate is the receiver's: from the first byte to the end
-# of its fdatasync (seed 000's clock); "total" is the sender's wall clock
-# up to the receiver's verified confirmation.
+# hot source there: buffered; with --direct on the receiver (the hot source
+# read from the page cache, as it should be); and with --direct on both ends
+# (what a cold source gets: the sender's O_DIRECT reads, --qd ahead).
+# Rounds alternate; the device's rate swings from run to run on a VM, so
+# only the ratios within one run mean anything. dnd's rate is the
+# receiver's: from the first byte to the end of its fdatasync (seed 000's
+# clock); "total" is the sender's wall clock up to the receiver's verified
+# confirmation.
 # Usage: scripts/bench-direct.sh [SIZE=1Gi] [ROUNDS=3] [DIR=/var/tmp]
 # Env: ARGS, more options for both dnd ends (e.g. "-w 0 -b 1Mi").
 set -eu
@@ -33,12 +37,13 @@ fio_round() {
 	jq '.jobs[0].write.bw_bytes / 1e6 | floor' "$W/fio.json"
 }
 
-# dnd_round ARGS: one transfer; prints "receiver-MB/s total-seconds".
+# dnd_round "RECV-ARGS" "SEND-ARGS": one transfer (both also get ARGS);
+# prints "receiver-MB/s total-seconds".
 dnd_round() {
 	port=$((port + 1))
 	rm -f "$W/dst"
 	# shellcheck disable=SC2086
-	timeout 300 "$DND" recv -p "$port" --json ${ARGS:-} "$@" "$W/dst" >"$W/r.json" \
+	timeout 300 "$DND" recv -p "$port" --json ${ARGS:-} $1 "$W/dst" >"$W/r.json" \
 		2>/dev/null &
 	local rp=$! i
 	for i in $(seq 100); do
@@ -46,7 +51,7 @@ dnd_round() {
 		sleep 0.05
 	done
 	# shellcheck disable=SC2086
-	timeout 300 "$DND" send -c 127.0.0.1 -p "$port" --json ${ARGS:-} "$@" \
+	timeout 300 "$DND" send -c 127.0.0.1 -p "$port" --json ${ARGS:-} $2 \
 		"$W/src" >"$W/s.json"
 	wait "$rp"
 	printf '%s %s\n' "$(jq '.mb_per_s | floor' "$W/r.json")" \
@@ -54,16 +59,19 @@ dnd_round() {
 }
 
 echo "# dnd ${ARGS:-(defaults)}: $SIZE hot source -> loopback -> $DIR ($(df --output=source "$DIR" | tail -1)), $(uname -r)"
-echo "| round | fio O_DIRECT MB/s | dnd rw MB/s (total s) | dnd rw --direct MB/s (total s) |"
-echo "| --- | --- | --- | --- |"
-f=() b=() d=()
+echo "| round | fio O_DIRECT MB/s | dnd rw MB/s (total s) | recv --direct MB/s (total s) | both --direct MB/s (total s) |"
+echo "| --- | --- | --- | --- | --- |"
+f=() b=() d=() e=() q=()
 for r in $(seq "$ROUNDS"); do
 	f+=("$(fio_round)")
-	read -r bm bt < <(dnd_round -m rw)
-	read -r dm dt < <(dnd_round -m rw --direct)
-	b+=("$bm") d+=("$dm")
-	echo "| $r | ${f[-1]} | $bm ($bt) | $dm ($dt) |"
+	read -r bm bt < <(dnd_round "-m rw" "-m rw")
+	read -r dm dt < <(dnd_round "-m rw --direct" "-m rw")
+	read -r em et < <(dnd_round "-m rw --direct" "-m rw --direct")
+	b+=("$bm") d+=("$dm") e+=("$em")
+	q+=("$(echo "scale=3; $dm / ${f[-1]}" | bc)")
+	echo "| $r | ${f[-1]} | $bm ($bt) | $dm ($dt) | $em ($et) |"
 done
 med() { printf '%s\n' "$@" | sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
-mf=$(med "${f[@]}") mb=$(med "${b[@]}") md=$(med "${d[@]}")
-echo "medians: fio $mf, dnd rw $mb ($(echo "scale=2; $mb / $mf" | bc)x), dnd rw --direct $md ($(echo "scale=2; $md / $mf" | bc)x)"
+mf=$(med "${f[@]}") mb=$(med "${b[@]}") md=$(med "${d[@]}") me=$(med "${e[@]}")
+r() { echo "scale=2; $1 / $mf" | bc; }
+echo "medians: fio $mf, dnd rw $mb ($(r "$mb")x), recv --direct $md ($(r "$md")x), both --direct $me ($(r "$me")x); recv --direct / fio per round, median $(med "${q[@]}")x"

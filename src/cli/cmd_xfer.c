@@ -94,7 +94,9 @@ static const struct opt_def xfer_opts[] = {
 	{ .name = "qd", .type = DND_OPT_COUNT, .min = 1, .max = 1024,
 	  .hint = "give a queue depth from 1 to 1024", .group = "Data path",
 	  .help = "uring: requests in flight (default 4); zerocopy: ring "
-	  "buffers (default: enough to fill the send buffer)", OPT_AT(S, qd) },
+	  "buffers (default: enough to fill the send buffer); --direct: "
+	  "reads ahead or writes in flight per stream (default: 32 MiB of "
+	  "buffers in all, at least 2)", OPT_AT(S, qd) },
 	{ .name = "parallel", .letter = 'P', .type = DND_OPT_COUNT, .min = 1,
 	  .max = DND_STREAMS_MAX, .roles = DND_ROLE_SEND | DND_ROLE_RECV,
 	  .hint = "give 1 to 64 streams", .group = "Data path",
@@ -125,10 +127,10 @@ static const struct opt_def xfer_opts[] = {
 	  "before the clock stops:", OPT_AT(S, sync_every) },
 	{ .name = "direct", .type = DND_OPT_FLAG, .group = "The file",
 	  .help = "O_DIRECT, past the page cache (-m rw): the receiver writes "
-	  "aligned buffers of at least 1 MiB, --qd of them in flight (default "
-	  "8, io_uring), the unaligned ends through the page cache, and reads "
+	  "aligned buffers of at least 2 MiB, --qd of them in flight (io_uring; "
+	  "default 16), the unaligned ends through the page cache, and reads "
 	  "the landed file back the same way to verify it; the sender reads "
-	  "its file that way (a cold source)", OPT_AT(S, direct) },
+	  "its file that way, --qd ahead (a cold source)", OPT_AT(S, direct) },
 	{ .name = "timeout", .type = DND_OPT_SECONDS,
 	  .group = "Checks and report",
 	  .help = "fail after SEC without progress; 0: never",
