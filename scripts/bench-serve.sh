@@ -5,6 +5,9 @@
 # the same methods, -w 0 (autotuning) on every socket, alternating rounds,
 # medians (receiver's MB/s).
 # Usage: scripts/bench-serve.sh [SIZE=1Gi] [ROUNDS=5] [METHOD=rw]
+# PIN=S,R pins every sender to CPU S and every receiver (the server and its
+# sessions too) to CPU R, all three programs alike; PIN= lets the scheduler
+# decide. RAW=1 prints every round's figure on stderr.
 set -euo pipefail
 
 size=${1:-1Gi}
@@ -22,6 +25,14 @@ pids=()
 netns_pair 10.233.0
 a=$NS_A b=$NS_B
 A=(ip netns exec "$a") B=(ip netns exec "$b")
+pin=${PIN-0,1}
+if [ -n "$pin" ]; then
+	for c in ${pin/,/ }; do
+		taskset -c "$c" true 2>/dev/null ||
+			{ echo "bench-serve: cannot pin to CPU $c" >&2; exit 2; }
+	done
+	A+=(taskset -c "${pin%,*}") B+=(taskset -c "${pin#*,}")
+fi
 bytes=$(numfmt --from=iec-i "$size")
 port=$((21000 + RANDOM % 20000))
 
@@ -61,7 +72,8 @@ one() { # one KIND: a measurement, MB/s on stdout
 median() { tr ' ' '\n' | grep . | sort -g | awk '{ a[NR] = $1 }
 	END { print (NR % 2 ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2) }'; }
 
-echo "size $size, $rounds rounds, send -m $m -> null; receiver's MB/s, medians"
+echo "size $size, $rounds rounds, send -m $m -> null; receiver's MB/s, medians;" \
+	"CPUs (sender,receiver): ${pin:-unpinned}"
 printf '%-5s %10s %10s %10s %13s\n' MTU iperf3 one-shot served served/one-shot
 for mtu in 1500 9000; do
 	ip -n "$a" link set "$VETH_A" mtu "$mtu"
@@ -72,6 +84,7 @@ for mtu in 1500 9000; do
 			v[$k]+=" $(one "$k")"
 		done
 	done
+	[ -z "${RAW:-}" ] || for k in oneshot served iperf3; do echo "  $mtu $k:${v[$k]}" >&2; done
 	i=$(median <<<"${v[iperf3]}")
 	o=$(median <<<"${v[oneshot]}")
 	s=$(median <<<"${v[served]}")

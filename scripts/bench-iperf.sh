@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# dnd's zero -> null paths against iperf3 -l 1M on loopback, in alternating
+# rounds, as medians: the network path alone (dnd's receiver is -m null,
+# recv(MSG_TRUNC), so neither side touches a file). Every dnd end gets
+# ARGS; iperf3 gets -l 1M and nothing else, so both use autotuned socket
+# buffers only when ARGS says -w 0 (dnd's default window is the seed's
+# 128 KiB, which also gives the receiver a window scale of 2).
+# Usage: scripts/bench-iperf.sh [SIZE=4Gi] [ROUNDS=7] [METHODS="rw splice vmsplice"]
+# Env: ARGS (default "-b 1Mi --pipe-size 1Mi -w 0"); PIN=S,R pins every
+# sender to CPU S and every receiver to CPU R (default: unpinned).
+set -euo pipefail
+here=$(cd "$(dirname "$0")/.." && pwd)
+DND=${DND:-$here/dnd}
+SIZE=${1:-4Gi}
+ROUNDS=${2:-7}
+METHODS=${3:-rw splice vmsplice}
+ARGS=${ARGS--b 1Mi --pipe-size 1Mi -w 0}
+command -v iperf3 >/dev/null && command -v jq >/dev/null ||
+	{ echo "bench-iperf: needs iperf3 and jq (scripts/deps.sh)" >&2; exit 2; }
+bytes=$(numfmt --from=iec-i "$SIZE") ||
+	{ echo "bench-iperf: SIZE like 4Gi or 300Mi" >&2; exit 2; }
+W=$(mktemp -d "${TMPDIR:-/tmp}/dnd-iperf.XXXXXX")
+spid=
+trap '[ -z "$spid" ] || kill "$spid" 2>/dev/null; rm -rf "$W"' EXIT
+. "$here/scripts/bench-lib.sh"
+bench_pin
+port=$((20000 + RANDOM % 30000))
+
+iperf_round() { # MB/s received
+	port=$((port + 1))
+	"${R[@]}" iperf3 -s -1 -p "$port" >/dev/null 2>&1 &
+	spid=$!
+	bench_listening "$port"
+	"${S[@]}" iperf3 -c 127.0.0.1 -p "$port" -n "$bytes" -l 1M -J >"$W/ip.json" 2>/dev/null || true
+	wait "$spid" || true
+	spid=
+	jq '.end.sum_received.bits_per_second / 8e6 | floor' "$W/ip.json"
+}
+
+dnd_round() { # dnd_round METHOD: the receiver's MB/s, or "failed"
+	port=$((port + 1))
+	# shellcheck disable=SC2086
+	"${R[@]}" "$DND" recv -p "$port" -m null --json $ARGS /dev/null >"$W/r.json" 2>"$W/r.err" &
+	spid=$!
+	bench_listening "$port"
+	# shellcheck disable=SC2086
+	"${S[@]}" "$DND" send -c 127.0.0.1 -p "$port" -m "$1" -l "$bytes" --json $ARGS /dev/zero \
+		>"$W/s.json" 2>"$W/s.err" || true
+	wait "$spid" || true
+	spid=
+	jq -e .ok "$W/r.json" >/dev/null 2>&1 && jq '.mb_per_s | floor' "$W/r.json" ||
+		{ echo "bench-iperf: $1 failed: $(head -n 2 "$W/s.err" "$W/r.err" | tr '\n' ' ')" >&2; echo failed; }
+}
+
+echo "# zero -> null on loopback, $SIZE, $ROUNDS alternating rounds, $(uname -r), $(nproc) CPUs"
+echo "# dnd: send -m M $ARGS -> recv -m null $ARGS; iperf3 -l 1M; CPUs: ${PIN:-unpinned}"
+declare -A v
+ip=()
+for r in $(seq "$ROUNDS"); do
+	ip+=("$(iperf_round)")
+	line="round $r: iperf3 ${ip[-1]}"
+	for m in $METHODS; do
+		x=$(dnd_round "$m")
+		v[$m]+=" $x"
+		line+=", $m $x"
+	done
+	echo "# $line"
+done
+ref=$(bench_median "${ip[@]}")
+echo
+echo "| path | median MB/s | vs iperf3 -l 1M |"
+echo "| --- | --- | --- |"
+echo "| iperf3 -l 1M | $ref | 1.00x |"
+for m in $METHODS; do
+	# shellcheck disable=SC2086
+	x=$(bench_median ${v[$m]})
+	[ "$x" = failed ] && { echo "| dnd $m -> null | failed | |"; continue; }
+	echo "| dnd $m -> null | $x | $(echo "scale=2; $x / $ref" | bc)x |"
+done
