@@ -237,6 +237,16 @@ ssize_t io_tee(struct dnd_syscalls *sc, int in, int out, size_t n)
 	return io_done(sc, DND_SC_TEE, r);
 }
 
+/* io_done for a call that returns 0 or -1 and covers len bytes: 0 or
+ * -errno. The count stays wide: 2 GiB through an int is negative. */
+static int io_done_range(struct dnd_syscalls *sc, enum dnd_sc kind, int r,
+			 off_t len)
+{
+	ssize_t d = io_done(sc, kind, r ? r : (ssize_t)len);
+
+	return d < 0 ? (int)d : 0;
+}
+
 int io_sync_range(struct dnd_syscalls *sc, int fd, off_t off, off_t len)
 {
 	int r;
@@ -244,8 +254,7 @@ int io_sync_range(struct dnd_syscalls *sc, int fd, off_t off, off_t len)
 	do
 		r = sync_file_range(fd, off, len, SYNC_FILE_RANGE_WRITE);
 	while (io_retry(sc, r));
-	r = (int)io_done(sc, DND_SC_SYNC_RANGE, r ? r : len);
-	return r < 0 ? r : 0;
+	return io_done_range(sc, DND_SC_SYNC_RANGE, r, len);
 }
 
 int io_fallocate(struct dnd_syscalls *sc, int fd, off_t off, off_t len)
@@ -255,8 +264,7 @@ int io_fallocate(struct dnd_syscalls *sc, int fd, off_t off, off_t len)
 	do
 		r = fallocate(fd, 0, off, len);
 	while (io_retry(sc, r));
-	r = (int)io_done(sc, DND_SC_FALLOCATE, r ? r : len);
-	return r < 0 ? r : 0;
+	return io_done_range(sc, DND_SC_FALLOCATE, r, len);
 }
 
 int io_reopen_direct(int fd, int flags)
