@@ -8,6 +8,7 @@
 #include <linux/tcp.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -204,6 +205,46 @@ int io_munmap(struct dnd_syscalls *sc, void *addr, size_t len)
 		return -errno;
 	sc->bytes[DND_SC_MUNMAP] += len;
 	return 0;
+}
+
+#define IO_HUGE	((size_t)2 << 20)
+
+static size_t io_buffers_len(size_t len, bool huge)
+{
+	size_t unit = huge ? IO_HUGE : (size_t)sysconf(_SC_PAGESIZE);
+
+	return (len + unit - 1) / unit * unit;
+}
+
+void *io_buffers(size_t len, bool huge)
+{
+	size_t n = io_buffers_len(len, huge), page = (size_t)sysconf(_SC_PAGESIZE);
+	size_t slack = huge ? IO_HUGE : 0, i;
+	char *m = mmap(NULL, n + slack, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0), *a;
+
+	if (m == MAP_FAILED)
+		return NULL;
+	a = m;
+	if (huge) {
+		/* Keep the 2 MiB-aligned middle; advice only: a kernel
+		 * without THP gives small pages, as before. */
+		a = (char *)(((uintptr_t)m + IO_HUGE - 1) & ~(IO_HUGE - 1));
+		if (a > m)
+			munmap(m, (size_t)(a - m));
+		if (a + n < m + n + slack)
+			munmap(a + n, (size_t)(m + n + slack - (a + n)));
+		madvise(a, n, MADV_HUGEPAGE);
+	}
+	for (i = 0; i < n; i += page)
+		((volatile char *)a)[i] = 0;
+	return a;
+}
+
+void io_buffers_free(void *p, size_t len, bool huge)
+{
+	if (p)
+		munmap(p, io_buffers_len(len, huge));
 }
 
 int io_madvise(struct dnd_syscalls *sc, void *addr, size_t len, int advice)

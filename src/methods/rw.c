@@ -54,9 +54,8 @@ static int rw_setup(struct dnd_xfer *x)
 	if (!p)
 		return -ENOMEM;
 	p->len = x->cfg->bsz;
-	p->buf = mmap(NULL, p->len, PROT_READ | PROT_WRITE,
-		      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (p->buf == MAP_FAILED) {
+	p->buf = io_buffers(p->len, false);
+	if (!p->buf) {
 		free(p);
 		return -ENOMEM;
 	}
@@ -120,7 +119,7 @@ static void rw_teardown(struct dnd_xfer *x)
 	}
 	if (!p)
 		return;
-	munmap(p->buf, p->len);
+	io_buffers_free(p->buf, p->len, false);
 	free(p);
 	x->priv = NULL;
 }

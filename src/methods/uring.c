@@ -366,11 +366,9 @@ static int uring_setup_bufs(struct dnd_xfer *x)
 
 	p->len = (x->cfg->bsz + page - 1) / page * page;
 	p->memlen = p->nslot * p->len;
-	p->mem = mmap(NULL, p->memlen, PROT_READ | PROT_WRITE,
-		      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	p->mem = io_buffers(p->memlen, false);
 	iov = calloc(p->nslot, sizeof(*iov));
-	if (p->mem == MAP_FAILED || !iov) {
-		p->mem = p->mem == MAP_FAILED ? NULL : p->mem;
+	if (!p->mem || !iov) {
 		free(iov);
 		return xfer_fail(x, -ENOMEM, "allocating io_uring buffers");
 	}

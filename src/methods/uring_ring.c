@@ -160,7 +160,7 @@ void uring_teardown(struct dnd_xfer *x)
 	}
 	pipe_close(&p->pipe);
 	if (p->mem)
-		munmap(p->mem, p->memlen);
+		io_buffers_free(p->mem, p->memlen, false);
 	free(p);
 	x->priv = NULL;
 }

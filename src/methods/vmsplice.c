@@ -71,7 +71,7 @@ static void vms_teardown(struct dnd_xfer *x)
 		return;
 	pipe_close(&p->pipe);
 	if (p->buf)
-		munmap(p->buf, 2 * p->len);
+		io_buffers_free(p->buf, 2 * p->len, false);
 	free(p);
 	x->priv = NULL;
 }
@@ -87,12 +87,9 @@ static int vms_setup(struct dnd_xfer *x)
 	p->pipe.rd = p->pipe.wr = -1;
 	x->priv = p;
 	p->len = (x->cfg->bsz + page - 1) / page * page;
-	p->buf = mmap(NULL, 2 * p->len, PROT_READ | PROT_WRITE,
-		      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (p->buf == MAP_FAILED) {
-		p->buf = NULL;
+	p->buf = io_buffers(2 * p->len, false);
+	if (!p->buf)
 		return -ENOMEM;
-	}
 	r = pipe_open(&p->pipe, x->cfg->pipe_size);
 	if (r)
 		return xfer_fail(x, r, "F_SETPIPE_SZ");

@@ -326,12 +326,9 @@ static int zc_setup(struct dnd_xfer *x)
 	x->priv = p;
 	p->nslot = n;
 	p->len = len;
-	p->mem = mmap(NULL, n * len, PROT_READ | PROT_WRITE,
-		      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (p->mem == MAP_FAILED) {
-		p->mem = NULL;
+	p->mem = io_buffers(n * len, false);
+	if (!p->mem)
 		return xfer_fail(x, -ENOMEM, "allocating the zerocopy ring");
-	}
 	getsockopt(x->sock, SOL_SOCKET, SO_SNDTIMEO, &tv, &l);
 	p->wait_ms = (int)(tv.tv_sec * 1000 + tv.tv_usec / 1000);
 	if (p->wait_ms <= 0)
@@ -352,7 +349,7 @@ static void zc_teardown(struct dnd_xfer *x)
 		return;
 	/* Pages still pinned by a dying socket stay alive until it lets go. */
 	if (p->mem)
-		munmap(p->mem, (size_t)p->nslot * p->len);
+		io_buffers_free(p->mem, (size_t)p->nslot * p->len, false);
 	free(p);
 	x->priv = NULL;
 }

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* core/io.c's helpers that are not a plain syscall: io_fallocate and
  * io_sync_range past 2 GiB (their length once came back through an int
- * and failed). */
+ * and failed), and the methods' pre-faulted buffers. */
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <errno.h>
@@ -55,8 +55,29 @@ static void fallocate_big(void)
 	close(fd);
 }
 
+static void buffers(bool huge)
+{
+	size_t len = (5u << 20) + 4096 + 7, i, zero = 0;
+	unsigned char *p = io_buffers(len, huge);
+	uintptr_t align = huge ? 2u << 20 : (uintptr_t)sysconf(_SC_PAGESIZE);
+
+	CHECK(p && (uintptr_t)p % align == 0, "%s buffers: aligned to %lu",
+	      huge ? "huge" : "small", (unsigned long)align);
+	if (!p)
+		return;
+	for (i = 0; i < len; i++)
+		zero += !p[i];
+	CHECK(zero == len, "%s buffers: zero-filled", huge ? "huge" : "small");
+	memset(p, 0xa5, len);
+	CHECK(p[len - 1] == 0xa5, "%s buffers: all of len writable",
+	      huge ? "huge" : "small");
+	io_buffers_free(p, len, huge);
+}
+
 int main(void)
 {
 	fallocate_big();
+	buffers(false);
+	buffers(true);
 	return CHECK_DONE();
 }
