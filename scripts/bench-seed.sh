@@ -51,6 +51,7 @@ for d in ${SEEDS:-} "$here/../shared/seeds" \
 done
 [ -n "$seed" ] || { echo "bench-seed: seed 000 not found; set SEEDS=DIR" >&2; exit 2; }
 
+. "$here/scripts/bench-lib.sh"
 W=$(mktemp -d "${TMPDIR:-/var/tmp}/dnd-seed.XXXXXX")
 pids=()
 cleanup() {
@@ -121,7 +122,9 @@ run() {
 	local -a rx tx
 	port=$(free_port) || return 1
 	[ "$src" = /dev/zero ] && lim="-l $bytes"
-	[ "$dst" = /dev/null ] || rm -f "$dst"
+	# A landing fills the page cache: from warm pages for every program
+	# alike (bench_warm says why).
+	[ "$dst" = /dev/null ] || { rm -f "$dst"; bench_warm "$bytes"; }
 	case $prog in
 	2006)	# the seed opens its file O_EXCL unless -o or -t: -o for /dev/null
 		rx=("$OLD" -p "$port" -b "$BSZ" -w "$WIN" -m "$rm")
@@ -200,7 +203,7 @@ pair() {
 
 echo "# dnd vs the 2006 dnd (seed 000), $(uname -r), $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg), $(date -u +%FT%TZ)"
 echo "# $SIZE per run, -b $BSZ -w $WIN, ::1, $ROUNDS alternating rounds, medians${PIN_S:+; sender on CPU $PIN_S, receiver on CPU $PIN_R};"
-echo "# MB/s on each receiver's own clock (first byte in .. last byte synced);"
+echo "# MB/s on each receiver's own clock (first byte in .. last byte synced); before each file run, memory is warmed (bench_warm in bench-lib.sh);"
 echo "# CPU: user+sys of both processes, whole run; wall: sender start .. both exited"
 echo
 echo "| pair | 2006 MB/s | dnd MB/s | dnd/2006 | dnd no-verify MB/s | nv/2006 | CPU s 2006 / dnd / nv | wall s 2006 / dnd / nv |"

@@ -39,6 +39,7 @@ one() {
 	[ "$1" = zero ] && src=/dev/zero dst=/dev/null lim=(-l "$bytes")
 	port=$((port + 1))
 	rm -f "$W/dst"
+	[ "$1" = zero ] || bench_warm "$bytes"
 	# shellcheck disable=SC2086
 	"${R[@]}" "$DND" recv -p "$port" -m "$3" --json $ARGS $4 "$dst" >"$W/r.json" 2>"$W/r.err" &
 	rpid=$!
@@ -60,7 +61,7 @@ ratio() { [ "$1" = failed ] || [ "$2" = failed ] && { echo -; return; }
 	echo "scale=3; $1 / $2" | bc; }
 
 echo "# verification's cost, $SIZE, $ROUNDS alternating rounds, $(uname -r), $(nproc) CPUs"
-echo "# both ends: ${ARGS:-(defaults)}; CPUs: ${PIN:-unpinned}; file -> file lands in $DIR"
+echo "# both ends: ${ARGS:-(defaults)}; CPUs: ${PIN:-unpinned}; file -> file lands in $DIR, memory warmed before each (bench-lib.sh)"
 echo
 echo "| pair | verified MB/s | --no-verify MB/s | ratio | verified total s | --no-verify total s | ratio |"
 echo "| --- | --- | --- | --- | --- | --- | --- |"
@@ -69,11 +70,17 @@ for kind in zero file; do
 		sm=${pair%>*} rm=${pair#*>}
 		[ "$kind" = zero ] && [ "$rm" = mmap ] && continue
 		vm=() vt=() nm=() nt=()
-		for _ in $(seq "$ROUNDS"); do
-			read -r a b < <(one "$kind" "$sm" "$rm" "")
-			vm+=("$a") vt+=("${b:-failed}")
-			read -r a b < <(one "$kind" "$sm" "$rm" --no-verify)
-			nm+=("$a") nt+=("${b:-failed}")
+		for r in $(seq "$ROUNDS"); do
+			# Alternate which goes first.
+			for v in $([ $((r % 2)) = 1 ] && echo "v n" || echo "n v"); do
+				if [ "$v" = v ]; then
+					read -r a b < <(one "$kind" "$sm" "$rm" "")
+					vm+=("$a") vt+=("${b:-failed}")
+				else
+					read -r a b < <(one "$kind" "$sm" "$rm" --no-verify)
+					nm+=("$a") nt+=("${b:-failed}")
+				fi
+			done
 		done
 		m1=$(bench_median "${vm[@]}") m2=$(bench_median "${nm[@]}")
 		t1=$(bench_median "${vt[@]}") t2=$(bench_median "${nt[@]}")
