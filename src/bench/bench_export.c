@@ -24,7 +24,8 @@ static const char *const state_names[] = {
 
 /* The references a cell is compared with, as ratio keys (docs/json.md). */
 static const char *const ratio_keys[] = { "memcpy", "pipe", "iperf3",
-					  "iperf3-l1M" };
+					  "iperf3-l1M", "copy", "device" };
+#define NRATIO	(sizeof(ratio_keys) / sizeof(ratio_keys[0]))
 
 /*
  * Starts a cell's or a reference's object: the fields every dnd object has
@@ -140,8 +141,8 @@ static void json_cell(FILE *f, const struct bench *b,
 			json_f64(&j, NULL, c->runs[i].rcv.mbps);
 		json_arr_end(&j);
 		json_obj_begin(&j, "ratio");
-		for (i = 0; i < 4; i++)
-			if (bench_ref_find(b, ratio_keys[i]))
+		for (i = 0; i < NRATIO; i++)
+			if (bench_ratio(b, c, ratio_keys[i]) > 0)
 				json_f64(&j, ratio_keys[i],
 					 bench_ratio(b, c, ratio_keys[i]));
 		json_obj_end(&j);
@@ -187,7 +188,8 @@ void bench_write_json(FILE *f, const struct bench *b)
 	"recv_cpu_sys_seconds,send_cpu_us_per_mb,recv_cpu_us_per_mb," \
 	"cpu_us_per_mb,send_syscalls_per_mb,recv_syscalls_per_mb," \
 	"machine_busy_pct,machine_busy_run_pct,retransmits,ratio_memcpy," \
-	"ratio_pipe,ratio_iperf3,ratio_iperf3_l1m,best_in_row\n"
+	"ratio_pipe,ratio_iperf3,ratio_iperf3_l1m,ratio_copy,ratio_device," \
+	"best_in_row\n"
 
 static void csv_cell(FILE *f, const struct bench *b, const struct bench_cell *c)
 {
@@ -230,8 +232,8 @@ static void csv_cell(FILE *f, const struct bench *b, const struct bench_cell *c)
 	csv_f64(&r, ok, s->busy);
 	csv_f64(&r, ok, s->busy_run);
 	csv_f64(&r, ok, s->retrans);
-	for (k = 0; k < 4; k++)
-		csv_f64(&r, ok && bench_ref_find(b, ratio_keys[k]),
+	for (k = 0; k < NRATIO; k++)
+		csv_f64(&r, ok && bench_ratio(b, c, ratio_keys[k]) > 0,
 			bench_ratio(b, c, ratio_keys[k]));
 	csv_f64(&r, ok, c->best);
 	csv_row_end(&r);
@@ -258,7 +260,7 @@ static void csv_ref(FILE *f, const struct bench *b, const struct bench_ref *x)
 	/* send/recv user/sys, per-side us/MB: not split for references. */
 	csv_empty(&r, 6);
 	csv_f64(&r, x->ok && x->usec_per_mb >= 0, x->usec_per_mb);
-	csv_empty(&r, 10);	/* syscalls .. best_in_row */
+	csv_empty(&r, 6 + NRATIO);	/* syscalls .. best_in_row */
 	csv_row_end(&r);
 }
 

@@ -53,6 +53,10 @@ double bench_ratio(const struct bench *b, const struct bench_cell *c,
 
 	if (!r || c->state != BENCH_OK || r->mbps <= 0)
 		return 0;
+	/* The disk references measure a landing: file -> file cells only. */
+	if (r->bytes && (b->groups[c->group].src != BENCH_SRC_FILE ||
+			 b->groups[c->group].sink != BENCH_SINK_FILE))
+		return 0;
 	return c->sum.mbps / r->mbps;
 }
 
@@ -233,6 +237,8 @@ static void print_details(FILE *f, const struct bench *b,
 			  const struct bench_group *g)
 {
 	bool iperf = bench_ref_find(b, "iperf3-l1M") != NULL;
+	bool disk = g->src == BENCH_SRC_FILE && g->sink == BENCH_SINK_FILE &&
+		    bench_ref_find(b, "device");
 	unsigned int i, n = g->nrows * g->ncols;
 
 	int sw = g->rbsz ? 20 : 12;
@@ -240,7 +246,8 @@ static void print_details(FILE *f, const struct bench *b,
 	fprintf(f, "%-*s %-12s %6s %-13s %6s %-20s %-20s %-11s %5s %5s%s %s\n",
 		sw, "send", "recv", "MB/s", "[min-max]", "Gb/s",
 		"snd us/MB (usr/sys)", "rcv us/MB (usr/sys)", "calls/MB",
-		"busy%", "retr", iperf ? " x-iperf3-l1M" : "", "verdict");
+		"busy%", "retr", iperf ? " x-iperf3-l1M" : disk ?
+		"  x-copy x-device" : "", "verdict");
 	for (i = 0; i < n; i++) {
 		const struct bench_cell *c = &b->cells[g->first + i];
 		const struct bench_sum *s = &c->sum;
@@ -260,6 +267,10 @@ static void print_details(FILE *f, const struct bench *b,
 		if (iperf)
 			snprintf(x, sizeof(x), " %12.2fx",
 				 bench_ratio(b, c, "iperf3-l1M"));
+		else if (disk)
+			snprintf(x, sizeof(x), " %6.2fx %7.2fx",
+				 bench_ratio(b, c, "copy"),
+				 bench_ratio(b, c, "device"));
 		fprintf(f, "%-*s %-12s %6.0f %-13s %6.2f %-20s %-20s %-11s %5.0f "
 			"%5.0f%s %s\n", sw, g->rbsz ? sn : c->snd->name,
 			c->rcv->name, s->mbps, mm,
@@ -307,9 +318,10 @@ const struct bench_cell *bench_group_best(const struct bench *b,
 static void print_ratios(FILE *f, const struct bench *b)
 {
 	static const char *const keys[] = { "memcpy", "pipe", "iperf3",
-					    "iperf3-l1M" };
+					    "iperf3-l1M", "copy", "device" };
 	static const char *const names[] = { "memcpy", "pipe ceiling",
-					     "iperf3 default", "iperf3 -l 1M" };
+					     "iperf3 default", "iperf3 -l 1M",
+					     "local copy", "device O_DIRECT" };
 	unsigned int gi, k;
 	char bs[24], ps[24];
 	const char *sep;
@@ -328,7 +340,7 @@ static void print_ratios(FILE *f, const struct bench *b)
 			g->pipe ? opt_fmt_size(g->pipe, ps, sizeof(ps)) :
 				  "default", bench_streams_text(g), c->snd->name,
 			c->rcv->name, c->sum.mbps);
-		for (k = 0, sep = " ="; k < 4; k++) {
+		for (k = 0, sep = " ="; k < 6; k++) {
 			double x = bench_ratio(b, c, keys[k]);
 
 			if (x > 0) {

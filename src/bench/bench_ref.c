@@ -19,6 +19,7 @@
 #include "bench/bench_json.h"
 #include "bench/bench_proc.h"
 #include "bench/bench_ref.h"
+#include "bench/bench_ref_disk.h"
 #include "bench/bench_run.h"
 #include "core/io.h"
 #include "core/log.h"
@@ -328,6 +329,47 @@ static void ref_plan_pipe(struct bench *b, unsigned int want)
 		pipe_close(&p);
 }
 
+/* A local file -> file table gets the two disk references, at its size. */
+static void ref_plan_disk(struct bench *b)
+{
+	const struct bench_group *g = NULL;
+	struct bench_ref *r;
+	char sz[24];
+	unsigned int i;
+
+	for (i = 0; i < b->ngroups && !g; i++)
+		if (b->groups[i].src == BENCH_SRC_FILE &&
+		    b->groups[i].sink == BENCH_SINK_FILE)
+			g = &b->groups[i];
+	if (!g || b->o.remote)
+		return;
+	opt_fmt_size(g->size, sz, sizeof(sz));
+	r = ref_next(b, "copy");
+	r->bytes = g->size;
+	snprintf(r->name, sizeof(r->name), "local copy: read/write 1 MiB, "
+		 "fdatasync, %s", sz);
+	r = ref_next(b, "device");
+	r->bytes = g->size;
+	snprintf(r->name, sizeof(r->name), "device: O_DIRECT 1 MiB writes, 16 "
+		 "in flight, fdatasync, %s", sz);
+}
+
+static void ref_disk(struct bench *b, struct bench_ref *r)
+{
+	double mbps = 0, usmb = 0;
+	char why[200];
+	int rc = !strcmp(r->key, "copy") ?
+		 bench_disk_copy(b->src_path, b->dir, r->bytes, &mbps, &usmb,
+				 why, sizeof(why)) :
+		 bench_disk_direct(b->dir, r->bytes, &mbps, &usmb, why,
+				   sizeof(why));
+
+	if (!rc)
+		ref_add(r, mbps, usmb);
+	else if (rc != -EINTR)
+		ref_fail(r, why);
+}
+
 void bench_refs_plan(struct bench *b)
 {
 	unsigned int i, max = pipe_max_size(), sizes[BENCH_MAX_LIST + 1];
@@ -347,6 +389,7 @@ void bench_refs_plan(struct bench *b)
 		sizes[nsz++] = max;
 	for (i = 0; i < nsz; i++)
 		ref_plan_pipe(b, sizes[i]);
+	ref_plan_disk(b);
 	if (!b->o.compare)
 		return;
 	r = ref_next(b, "iperf3");
@@ -369,6 +412,8 @@ int bench_refs_round(struct bench *b, uint64_t net_bytes)
 			ref_memcpy(b, r);
 		else if (!strcmp(r->key, "pipe"))
 			ref_pipe(r, net_bytes);
+		else if (r->bytes)
+			ref_disk(b, r);
 		else
 			ref_iperf(b, r, net_bytes);
 		if (io_stop_signal)

@@ -15,7 +15,7 @@ struct dnd_method;
 #define BENCH_MAX_LIST	8	/* entries in a --buffer or --pipe-size sweep */
 #define BENCH_MAX_M	12	/* methods per table side */
 #define BENCH_MAX_REPEAT 50
-#define BENCH_MAX_REFS	12
+#define BENCH_MAX_REFS	16
 
 enum bench_src {
 	BENCH_SRC_ZERO = 0,
@@ -118,7 +118,8 @@ struct bench_group {
 
 /* A reference row: same machine, same run. */
 struct bench_ref {
-	char key[24];			/* "memcpy", "pipe", "iperf3", "iperf3-l1M" */
+	char key[24];			/* "memcpy", "pipe", "iperf3", "iperf3-l1M",
+					 * "copy", "device" */
 	char name[96];
 	bool ok;
 	bool dead;			/* a sample failed: why says so */
@@ -127,6 +128,7 @@ struct bench_ref {
 	double v[BENCH_MAX_REPEAT];	/* MB/s of each sample */
 	double cpu[BENCH_MAX_REPEAT];	/* CPU us/MB of each sample */
 	unsigned int pipe;		/* pipe ceiling: size asked, 0 default */
+	uint64_t bytes;			/* copy, device: per sample */
 	double mbps, mbps_min, mbps_max;
 	double usec_per_mb;		/* process CPU, both sides; <0 unknown */
 };

@@ -267,8 +267,10 @@ static const struct opt_cmd bench_cmd = {
 		 "separate 'dnd send' and 'dnd recv' process, and prints a "
 		 "results table for this machine: throughput (median, spread), "
 		 "CPU per side, system calls per MB, with memcpy, pipe-only and "
-		 "(--compare) iperf3 reference rows from the same run. Every "
-		 "byte into a file is verified (xxh3). Progress goes to stderr.",
+		 "(--compare) iperf3 reference rows from the same run, and for "
+		 "file -> file a local buffered copy and the device's O_DIRECT "
+		 "write rate. Every byte into a file is verified (xxh3). "
+		 "Progress goes to stderr.",
 	.notes = "Sizes take k M G (10^3..) or Ki Mi Gi (2^10..). MB/s is "
 		 "10^6 bytes/s.\n'dnd bench relay' measures the relay instead.\n"
 		 "Exit: 0 every cell ran, 1 a cell or an output failed, 2 usage "

@@ -24,7 +24,9 @@ ok "usage errors"
 J=$T/b.jsonl C=$T/b.csv P=$T/b.png
 expect_exit 0 "$DND" bench --quick --dir "$T" --json="$J" --csv="$C" --plot "$P"
 for t in "== zero -> null" "== file -> file" "== best path: zero -> null" \
-	"== references" "memcpy" "pipe ceiling" "fastest cell of each table"; do
+	"== references" "memcpy" "pipe ceiling" "fastest cell of each table" \
+	"local copy: read/write 1 MiB, fdatasync" "x-copy x-device" \
+	"device: O_DIRECT 1 MiB writes, 16 in flight"; do
 	expect_out "$t"
 done
 ls -d "$T"/dnd-bench.* 2>/dev/null && fail "scratch directory left in $T"
@@ -70,6 +72,18 @@ for combo in "zero null" "file file"; do
 done
 jq -s -e 'any(.kind == "reference" and .key == "memcpy" and .ok and
 	.mb_per_s.median > 0)' "$J" >/dev/null || fail "no memcpy reference"
+# The file -> file table brings a local buffered copy and the device's
+# O_DIRECT write rate; its cells, and only they, are read against both.
+for k in copy device; do
+	jq -s -e --arg k "$k" 'any(.kind == "reference" and .key == $k and
+		.ok and .mb_per_s.median > 0)' "$J" >/dev/null ||
+		fail "no $k reference: $(jq -c --arg k "$k" 'select(.key == $k)' "$J")"
+done
+bad=$(jq -r 'select(.kind == "cell" and .status == "ok") |
+	select((.ratio | has("copy") and has("device")) !=
+	       (.src == "file" and .sink == "file")) |
+	"\(.src)->\(.sink) \(.send)->\(.recv): \(.ratio)"' "$J")
+[ -z "$bad" ] || fail "disk ratios on the wrong cells: $bad"
 ok "JSON Lines: $n objects, every cell ran or said why, $files verified into files"
 
 # CSV, read by Python's csv module (RFC 4180): a header, one row per JSON
@@ -89,7 +103,7 @@ want = ("kind,table,src,sink,send,recv,buffer_bytes,recv_buffer_bytes,"
         "recv_cpu_sys_seconds,send_cpu_us_per_mb,recv_cpu_us_per_mb,"
         "cpu_us_per_mb,send_syscalls_per_mb,recv_syscalls_per_mb,"
         "machine_busy_pct,machine_busy_run_pct,retransmits,ratio_memcpy,"
-        "ratio_pipe,ratio_iperf3,ratio_iperf3_l1m,best_in_row").split(",")
+        "ratio_pipe,ratio_iperf3,ratio_iperf3_l1m,ratio_copy,ratio_device,best_in_row").split(",")
 def check(cond, what):
     if not cond:
         sys.exit("CSV: " + what)
