@@ -233,12 +233,24 @@ static void print_notes(FILE *f, const struct bench *b,
 	}
 }
 
+/* Appends " 1.23x" right-aligned in width, or "-" for no ratio. */
+static void ratio_col(char *out, size_t len, int width, double x)
+{
+	size_t at = strlen(out);
+	char v[24] = "-";
+
+	if (x > 0)
+		snprintf(v, sizeof(v), "%.2fx", x);
+	snprintf(out + at, len - at, " %*s", width, v);
+}
+
 static void print_details(FILE *f, const struct bench *b,
 			  const struct bench_group *g)
 {
-	bool iperf = bench_ref_find(b, "iperf3-l1M") != NULL;
+	/* A file -> file table is read against the disk, others iperf3. */
 	bool disk = g->src == BENCH_SRC_FILE && g->sink == BENCH_SINK_FILE &&
-		    bench_ref_find(b, "device");
+		    (bench_ref_find(b, "copy") || bench_ref_find(b, "device"));
+	bool iperf = !disk && bench_ref_find(b, "iperf3-l1M") != NULL;
 	unsigned int i, n = g->nrows * g->ncols;
 
 	int sw = g->rbsz ? 20 : 12;
@@ -264,13 +276,13 @@ static void print_details(FILE *f, const struct bench *b,
 			 s->r_user, s->r_sys);
 		snprintf(calls, sizeof(calls), "%.1f/%.1f", s->s_callsmb,
 			 s->r_callsmb);
-		if (iperf)
-			snprintf(x, sizeof(x), " %12.2fx",
-				 bench_ratio(b, c, "iperf3-l1M"));
-		else if (disk)
-			snprintf(x, sizeof(x), " %6.2fx %7.2fx",
-				 bench_ratio(b, c, "copy"),
-				 bench_ratio(b, c, "device"));
+		if (iperf) {
+			ratio_col(x, sizeof(x), 13, bench_ratio(b, c,
+							       "iperf3-l1M"));
+		} else if (disk) {
+			ratio_col(x, sizeof(x), 7, bench_ratio(b, c, "copy"));
+			ratio_col(x, sizeof(x), 8, bench_ratio(b, c, "device"));
+		}
 		fprintf(f, "%-*s %-12s %6.0f %-13s %6.2f %-20s %-20s %-11s %5.0f "
 			"%5.0f%s %s\n", sw, g->rbsz ? sn : c->snd->name,
 			c->rcv->name, s->mbps, mm,

@@ -131,7 +131,9 @@ static int disk_write_ring(int fd, char *mem, uint64_t bytes)
 			inflight++;
 		}
 		rc = io_uring_submit_and_wait(&ring, 1);
-		rc = rc < 0 && rc != -EINTR ? rc : 0;
+		if (rc < 0 && rc != -EINTR)	/* what it left will not complete */
+			inflight -= io_uring_sq_ready(&ring);
+		rc = io_stop_signal ? -EINTR : rc < 0 && rc != -EINTR ? rc : 0;
 		while (!rc && io_uring_peek_cqe(&ring, &cqe) == 0) {
 			if (cqe->res < 0 || (uint64_t)cqe->res !=
 			    io_uring_cqe_get_data64(cqe))

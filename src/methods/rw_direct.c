@@ -119,6 +119,14 @@ static int rwd_setup_sender(struct dnd_xfer *x, struct rwd_priv *p)
 	return 0;
 }
 
+/* The buffers' memory. Without io_uring the sender's one pread starts up
+ * to a block early and so reads up to len + RWD_ALIGN into it: room that
+ * a second buffer gives, and one alone does not (--qd 1). */
+static size_t rwd_memlen(const struct rwd_priv *p)
+{
+	return p->len * p->nbuf + (p->nbuf == 1 ? RWD_ALIGN : 0);
+}
+
 int rwd_setup(struct dnd_xfer *x)
 {
 	const struct xfer_cfg *c = x->cfg;
@@ -136,8 +144,7 @@ int rwd_setup(struct dnd_xfer *x)
 	 * -P 64 nor -b 1G takes gigabytes. */
 	p->nbuf = c->qd ? c->qd : RWD_BUDGET / p->len / x->t->n > 2 ?
 		  (unsigned int)(RWD_BUDGET / p->len / x->t->n) : 2;
-	/* Without io_uring the sender's one pread may start a block early. */
-	p->mem = io_buffers(p->len * p->nbuf + RWD_ALIGN, true);
+	p->mem = io_buffers(rwd_memlen(p), true);
 	p->busy = calloc(p->nbuf, sizeof(*p->busy));
 	p->got = calloc(p->nbuf, sizeof(*p->got));
 	if (!p->mem || !p->busy || !p->got)
@@ -437,7 +444,7 @@ void rwd_teardown(struct dnd_xfer *x)
 	if (p->dfd != -1)
 		close(p->dfd);
 	if (p->mem)
-		io_buffers_free(p->mem, p->len * p->nbuf + RWD_ALIGN, true);
+		io_buffers_free(p->mem, rwd_memlen(p), true);
 	free(p->busy);
 	free(p->got);
 	free(p);
