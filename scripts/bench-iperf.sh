@@ -18,13 +18,12 @@ METHODS=${3:-rw splice vmsplice}
 ARGS=${ARGS--b 1Mi --pipe-size 1Mi -w 0}
 command -v iperf3 >/dev/null && command -v jq >/dev/null ||
 	{ echo "bench-iperf: needs iperf3 and jq (scripts/deps.sh)" >&2; exit 2; }
-bytes=$(numfmt --from=iec-i "$SIZE") ||
-	{ echo "bench-iperf: SIZE like 4Gi or 300Mi" >&2; exit 2; }
+. "$here/scripts/bench-lib.sh"
+bytes=$(bench_size "$SIZE") || exit 2
+bench_pin
 W=$(mktemp -d "${TMPDIR:-/tmp}/dnd-iperf.XXXXXX")
 spid=
 trap '[ -z "$spid" ] || kill "$spid" 2>/dev/null; rm -rf "$W"' EXIT
-. "$here/scripts/bench-lib.sh"
-bench_pin
 port=$((20000 + RANDOM % 30000))
 
 iperf_round() { # MB/s received

@@ -4,6 +4,8 @@
 #                        ${PIN%,*} and a receiver to ${PIN#*,} (PIN=S,R), or
 #                        empty arrays when PIN is unset or empty
 #   bench_listening PORT waits up to 5 s for a TCP listener on PORT
+#   bench_size SIZE      SIZE (4Gi, 300Mi) in bytes on stdout, or says how
+#                        to write it and fails: bytes=$(bench_size X) || exit 2
 #   bench_median V...    the median (the lower middle one of an even count),
 #                        "failed" values left out; "failed" if none is left
 #   bench_warm BYTES     before a run that fills the page cache: touches a
@@ -34,6 +36,11 @@ bench_listening() {
 		sleep 0.05
 	done
 	return 1
+}
+
+bench_size() {
+	numfmt --from=iec-i "$1" 2>/dev/null ||
+		{ echo "${0##*/}: a size like 1Gi or 300Mi, not '$1'" >&2; return 2; }
 }
 
 bench_warm() {

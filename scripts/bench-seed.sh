@@ -36,7 +36,8 @@ for c in $PIN_S $PIN_R; do
 		{ echo "bench-seed: cannot pin to CPU $c (taskset -c $c)" >&2; exit 2; }
 done
 [ -n "$PIN_S$PIN_R" ] && { [ -n "$PIN_S" ] && [ -n "$PIN_R" ] || usage; }
-bytes=$(numfmt --from=iec-i "$SIZE") || { echo "bench-seed: -s like 1Gi or 300Mi" >&2; exit 2; }
+. "$here/scripts/bench-lib.sh"
+bytes=$(bench_size "$SIZE") || exit 2
 [ $((bytes % 1024)) -eq 0 ] || { echo "bench-seed: -s must be whole KiB (the 2006 program reports KiB)" >&2; exit 2; }
 [ -x "$DND" ] || { echo "bench-seed: $DND missing: run make" >&2; exit 2; }
 command -v gcc >/dev/null || { echo "bench-seed: gcc missing (scripts/deps.sh)" >&2; exit 2; }
@@ -51,7 +52,6 @@ for d in ${SEEDS:-} "$here/../shared/seeds" \
 done
 [ -n "$seed" ] || { echo "bench-seed: seed 000 not found; set SEEDS=DIR" >&2; exit 2; }
 
-. "$here/scripts/bench-lib.sh"
 W=$(mktemp -d "${TMPDIR:-/var/tmp}/dnd-seed.XXXXXX")
 pids=()
 cleanup() {

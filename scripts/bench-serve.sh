@@ -15,6 +15,10 @@ rounds=${2:-5}
 m=${3:-rw}
 here=$(cd "$(dirname "$0")/.." && pwd)
 DND=${DND:-$here/dnd}
+. "$here/scripts/bench-lib.sh"
+bytes=$(bench_size "$size") || exit 2
+PIN=${PIN-0,1}	# unlike the loopback scripts, pinned unless PIN= says not
+bench_pin
 [ "$(id -u)" = 0 ] || { echo "needs root for the namespaces" >&2; exit 2; }
 command -v iperf3 >/dev/null && command -v jq >/dev/null ||
 	{ echo "needs iperf3 and jq (scripts/deps.sh)" >&2; exit 2; }
@@ -25,15 +29,7 @@ pids=()
 netns_pair 10.233.0
 a=$NS_A b=$NS_B
 A=(ip netns exec "$a") B=(ip netns exec "$b")
-pin=${PIN-0,1}
-if [ -n "$pin" ]; then
-	for c in ${pin/,/ }; do
-		taskset -c "$c" true 2>/dev/null ||
-			{ echo "bench-serve: cannot pin to CPU $c" >&2; exit 2; }
-	done
-	A+=(taskset -c "${pin%,*}") B+=(taskset -c "${pin#*,}")
-fi
-bytes=$(numfmt --from=iec-i "$size")
+A+=("${S[@]}") B+=("${R[@]}")
 port=$((21000 + RANDOM % 20000))
 
 mkdir "$dir/srv"
@@ -73,7 +69,7 @@ median() { tr ' ' '\n' | grep . | sort -g | awk '{ a[NR] = $1 }
 	END { print (NR % 2 ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2) }'; }
 
 echo "size $size, $rounds rounds, send -m $m -> null; receiver's MB/s, medians;" \
-	"CPUs (sender,receiver): ${pin:-unpinned}"
+	"CPUs (sender,receiver): ${PIN:-unpinned}"
 printf '%-5s %10s %10s %10s %13s\n' MTU iperf3 one-shot served served/one-shot
 for mtu in 1500 9000; do
 	ip -n "$a" link set "$VETH_A" mtu "$mtu"

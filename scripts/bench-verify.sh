@@ -22,13 +22,12 @@ PAIRS=${3:-vmsplice>rw rw>rw splice>rw}
 DIR=${4:-/var/tmp}
 ARGS=${ARGS--b 1Mi -w 0 --pipe-size 1Mi}
 command -v jq >/dev/null || { echo "bench-verify: jq missing (scripts/deps.sh)" >&2; exit 2; }
-bytes=$(numfmt --from=iec-i "$SIZE") ||
-	{ echo "bench-verify: SIZE like 1Gi or 300Mi" >&2; exit 2; }
+. "$here/scripts/bench-lib.sh"
+bytes=$(bench_size "$SIZE") || exit 2
+bench_pin
 W=$(mktemp -d "$DIR/dnd-verify.XXXXXX")
 rpid=
 trap '[ -z "$rpid" ] || kill "$rpid" 2>/dev/null; rm -rf "$W"' EXIT
-. "$here/scripts/bench-lib.sh"
-bench_pin
 head -c "$bytes" /dev/urandom >"$W/src"
 cat "$W/src" >/dev/null
 port=$((20000 + RANDOM % 30000))
