@@ -41,6 +41,7 @@ int litter_sweep(const struct dnd_confine *dir, struct serve_litter *r)
 	struct dnd_confined t;
 	struct stat st;
 	char why[320];
+	size_t tl;
 	int n = 0;
 
 	if (!__atomic_exchange_n(&r->set, 0, __ATOMIC_SEQ_CST))
@@ -49,8 +50,8 @@ int litter_sweep(const struct dnd_confine *dir, struct serve_litter *r)
 		r->name_len, &t, why, sizeof(why)))
 		return 0;	/* the parent directory is gone or moved */
 	/* One component, no slash: it cannot leave t.dirfd. */
-	if (memchr(r->tmp, '/', sizeof(r->tmp)) ||
-	    !memchr(r->tmp, '\0', sizeof(r->tmp)))
+	tl = strnlen(r->tmp, sizeof(r->tmp));
+	if (tl == sizeof(r->tmp) || memchr(r->tmp, '/', tl))
 		n = -EINVAL;
 	else if (fstatat(t.dirfd, r->tmp, &st, AT_SYMLINK_NOFOLLOW))
 		n = errno == ENOENT ? 0 : -errno;
