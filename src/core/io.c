@@ -232,8 +232,7 @@ void *io_buffers(size_t len, bool huge)
 		a = (char *)(((uintptr_t)m + IO_HUGE - 1) & ~(IO_HUGE - 1));
 		if (a > m)
 			munmap(m, (size_t)(a - m));
-		if (a + n < m + n + slack)
-			munmap(a + n, (size_t)(m + n + slack - (a + n)));
+		munmap(a + n, (size_t)(m + slack - a));	/* > 0: a < m + slack */
 		madvise(a, n, MADV_HUGEPAGE);
 	}
 	for (i = 0; i < n; i += page)
