@@ -48,6 +48,21 @@ void io_install_signals(void)
 	sigaction(SIGPIPE, &sa, NULL);
 }
 
+int io_thread_start(pthread_t *tid, void *(*fn)(void *), void *arg)
+{
+	sigset_t block, old;
+	int r;
+
+	sigemptyset(&block);
+	sigaddset(&block, SIGINT);
+	sigaddset(&block, SIGTERM);
+	sigaddset(&block, SIGHUP);
+	pthread_sigmask(SIG_BLOCK, &block, &old);
+	r = pthread_create(tid, NULL, fn, arg);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return -r;
+}
+
 /*
  * Accounts one call. A signal that is not a stop request (the progress
  * timer, say) is retried; a stop request surfaces as -EINTR.

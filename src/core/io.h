@@ -10,6 +10,7 @@
 
 #include <sys/types.h>
 #include <sys/uio.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -27,6 +28,11 @@ extern volatile sig_atomic_t io_stop_fd;
 /* Installs handlers: SIGINT/SIGTERM/SIGHUP stop the run (no SA_RESTART, so
  * blocking calls return EINTR), SIGPIPE is ignored (EPIPE is reported). */
 void io_install_signals(void);
+
+/* Starts a thread with those three signals blocked in it, so that they
+ * interrupt the main thread's blocking calls; the thread sees
+ * io_stop_signal. 0 or -errno. */
+int io_thread_start(pthread_t *tid, void *(*fn)(void *), void *arg);
 
 ssize_t io_read(struct dnd_syscalls *sc, int fd, void *buf, size_t n);
 ssize_t io_pread(struct dnd_syscalls *sc, int fd, void *buf, size_t n,

@@ -12,7 +12,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -301,7 +300,6 @@ void session_hash_start(struct session *s, int fd, off_t off, uint64_t len,
 			bool direct)
 {
 	struct session_hash_job *h = &s->hjob;
-	sigset_t all, old;
 
 	h->fd = fd;
 	h->off = off;
@@ -309,10 +307,7 @@ void session_hash_start(struct session *s, int fd, off_t off, uint64_t len,
 	h->direct = direct;
 	atomic_store(&h->stop, false);
 	/* Signals stay with the main thread; hash_fd sees io_stop_signal. */
-	sigfillset(&all);
-	pthread_sigmask(SIG_BLOCK, &all, &old);
-	h->running = !pthread_create(&h->tid, NULL, session_hash_run, h);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	h->running = !io_thread_start(&h->tid, session_hash_run, h);
 }
 
 void session_hash_join(struct session *s)

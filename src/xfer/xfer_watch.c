@@ -8,7 +8,6 @@
 #include <netinet/tcp.h>
 #include <errno.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -193,26 +192,19 @@ static void xfer_watch(struct xfer *t, struct xfer_worker *w)
 int xfer_run_threads(struct xfer *t, int (*run)(struct dnd_xfer *x))
 {
 	struct xfer_worker *w = calloc(t->n, sizeof(*w));
-	sigset_t block, old;
 	unsigned int i, started = 0;
 	int r = 0;
 
 	if (!w)
 		return xfer_fail(&t->st[0], -ENOMEM, "allocate stream threads");
-	sigemptyset(&block);
-	sigaddset(&block, SIGINT);
-	sigaddset(&block, SIGTERM);
-	sigaddset(&block, SIGHUP);
-	pthread_sigmask(SIG_BLOCK, &block, &old);
 	for (i = 0; i < t->n; i++, started++) {
 		w[i].x = &t->st[i];
 		w[i].run = run;
 		w[i].i = (int)i;
-		r = -pthread_create(&w[i].tid, NULL, xfer_worker_main, &w[i]);
+		r = io_thread_start(&w[i].tid, xfer_worker_main, &w[i]);
 		if (r)
 			break;
 	}
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (r) {
 		xfer_fail(&t->st[started], r, "start a stream thread");
 		atomic_store(&t->first_bad, (int)started);
