@@ -24,13 +24,17 @@ skip() { echo "SKIP: $*"; exit 77; }
 ok() { echo "ok - $*"; }
 
 # A port nobody uses now (other tests may run beside us): a random base
-# per script, then the next one that ss shows no socket on.
-_port=$((20000 + RANDOM % 30000))
+# per script, then the next one that ss shows no socket on.  Ports stay
+# below the kernel's ephemeral range, where an outgoing connection of
+# another test could take one between this check and the listen.
+_eph=$(cut -f1 /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || echo 32768)
+[ "$_eph" -gt 21000 ] || _eph=32768
+_port=$((20000 + RANDOM % (_eph - 20500)))
 next_port() {
 	local i
 	for i in $(seq 1 200); do
 		_port=$((_port + 1))
-		[ $_port -lt 60000 ] || _port=20001
+		[ $_port -lt "$_eph" ] || _port=20001
 		ss -Htan "( sport = :$_port or dport = :$_port )" 2>/dev/null |
 			grep -q . || break
 	done
