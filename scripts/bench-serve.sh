@@ -2,12 +2,19 @@
 # SPDX-License-Identifier: MIT
 # A served transfer against the one-shot pair, and iperf3, across a veth
 # between two network namespaces, at MTU 1500 and 9000: /dev/zero -> null,
-# the same methods, -w 0 (autotuning) on every socket, alternating rounds,
-# medians (receiver's MB/s).
+# the same methods, -w 0 (autotuning) on every socket, alternating rounds
+# (the one-shot pair and the served push swap places every round), medians
+# of the receiver's MB/s. Throughput on this shared VM swings 2x between
+# rounds, so the cost of serving is also given as the median of each
+# round's own served/one-shot ratio, and as CPU per MB on both ends (the
+# sender's includes the softirq work it is charged for). Last, what a
+# session costs once, whatever its size: the sender's wall clock for 1 MiB,
+# one-shot against served (fork, key proofs, the server's report), over
+# 4 x ROUNDS alternating runs at MTU 1500.
 # Usage: scripts/bench-serve.sh [SIZE=1Gi] [ROUNDS=5] [METHOD=rw]
 # PIN=S,R pins every sender to CPU S and every receiver (the server and its
 # sessions too) to CPU R, all three programs alike; PIN= lets the scheduler
-# decide. RAW=1 prints every round's figure on stderr.
+# decide. RAW=1 prints every round's figures on stderr.
 set -euo pipefail
 
 size=${1:-1Gi}
@@ -40,7 +47,7 @@ mkdir "$dir/srv"
 pids+=("$!")
 sleep 0.5
 
-one() { # one KIND: a measurement, MB/s on stdout
+one() { # one KIND: "MB/s sender-us/MB receiver-us/MB" on stdout
 	local p=$((port + 1 + RANDOM % 1000))
 	case $1 in
 	oneshot)
@@ -48,19 +55,21 @@ one() { # one KIND: a measurement, MB/s on stdout
 			/dev/null >"$dir/r.json" 2>/dev/null &
 		sleep 0.3
 		"${A[@]}" timeout 120 "$DND" send -c 10.233.0.2 -p "$p" -m "$m" -w 0 \
-			-l "$bytes" /dev/zero >/dev/null 2>&1
+			-l "$bytes" --json /dev/zero >"$dir/s.json" 2>/dev/null || true
 		wait $! || true
-		jq -r .mb_per_s "$dir/r.json" ;;
+		jq -rs '"\(.[1].mb_per_s) \(.[0].cpu_us_per_mb) \(.[1].cpu_us_per_mb)"' \
+			"$dir/s.json" "$dir/r.json" ;;
 	served)
 		"${A[@]}" timeout 120 "$DND" send -c 10.233.0.2 -p "$port" -m "$m" -w 0 \
 			--key "$dir/key" --peer-end null --peer-method null \
-			-l "$bytes" --json /dev/zero >"$dir/s.json" 2>/dev/null
-		jq -r '.peer_report.mb_per_s // empty' "$dir/s.json" ;;
+			-l "$bytes" --json /dev/zero >"$dir/s.json" 2>/dev/null || true
+		jq -r '"\(.peer_report.mb_per_s) \(.cpu_us_per_mb) \(.peer_report.cpu_us_per_mb)"' \
+			"$dir/s.json" ;;
 	iperf3)
 		"${B[@]}" timeout 120 iperf3 -s -1 -p "$p" >/dev/null 2>&1 &
 		sleep 0.3
 		"${A[@]}" timeout 120 iperf3 -c 10.233.0.2 -p "$p" -n "$bytes" -J \
-			2>/dev/null | jq -r '.end.sum_received.bits_per_second / 8e6'
+			2>/dev/null | jq -r '"\(.end.sum_received.bits_per_second / 8e6) 0 0"'
 		wait $! || true ;;
 	esac
 }
@@ -70,21 +79,60 @@ median() { tr ' ' '\n' | grep . | sort -g | awk '{ a[NR] = $1 }
 
 echo "size $size, $rounds rounds, send -m $m -> null; receiver's MB/s, medians;" \
 	"CPUs (sender,receiver): ${PIN:-unpinned}"
-printf '%-5s %10s %10s %10s %13s\n' MTU iperf3 one-shot served served/one-shot
+printf '%-5s %8s %9s %8s %9s %9s %17s %17s\n' MTU iperf3 one-shot served \
+	served/one "per-round" "one-shot us/MB" "served us/MB"
+printf '%-5s %8s %9s %8s %9s %9s %17s %17s\n' '' '' '' '' medians ratio \
+	"send recv" "send recv"
 for mtu in 1500 9000; do
 	ip -n "$a" link set "$VETH_A" mtu "$mtu"
 	ip -n "$b" link set "$VETH_B" mtu "$mtu"
-	declare -A v=()
+	declare -A v=() cs=() cr=()
+	ratios=
 	for r in $(seq 1 "$rounds"); do
-		for k in oneshot served iperf3; do
-			v[$k]+=" $(one "$k")"
+		order="oneshot served iperf3"
+		[ $((r % 2)) = 1 ] || order="served oneshot iperf3"
+		for k in $order; do
+			read -r x s_us r_us <<<"$(one "$k")"
+			v[$k]+=" $x" cs[$k]+=" $s_us" cr[$k]+=" $r_us"
 		done
+		ratios+=" $(awk -v s="${v[served]##* }" -v o="${v[oneshot]##* }" \
+			'BEGIN { if (s + 0 > 0 && o + 0 > 0) print s / o }')"
 	done
-	[ -z "${RAW:-}" ] || for k in oneshot served iperf3; do echo "  $mtu $k:${v[$k]}" >&2; done
-	i=$(median <<<"${v[iperf3]}")
-	o=$(median <<<"${v[oneshot]}")
-	s=$(median <<<"${v[served]}")
-	awk -v t="$mtu" -v i="$i" -v o="$o" -v s="$s" 'BEGIN {
-		printf "%-5s %10.0f %10.0f %10.0f %12.3fx\n", t, i, o, s, s / o }'
-	unset v
+	[ -z "${RAW:-}" ] || for k in oneshot served iperf3; do
+		echo "  $mtu $k MB/s:${v[$k]}; send us/MB:${cs[$k]}; recv us/MB:${cr[$k]}" >&2
+	done
+	[ -z "${RAW:-}" ] || echo "  $mtu served/one-shot per round:$ratios" >&2
+	awk -v t="$mtu" -v i="$(median <<<"${v[iperf3]}")" \
+		-v o="$(median <<<"${v[oneshot]}")" -v s="$(median <<<"${v[served]}")" \
+		-v q="$(median <<<"$ratios")" \
+		-v os="$(median <<<"${cs[oneshot]}")" -v or="$(median <<<"${cr[oneshot]}")" \
+		-v ss="$(median <<<"${cs[served]}")" -v sr="$(median <<<"${cr[served]}")" 'BEGIN {
+		printf "%-5s %8.0f %9.0f %8.0f %8.3fx %8.3fx %8.0f %8.0f %8.0f %8.0f\n",
+			t, i, o, s, s / o, q, os, or, ss, sr }'
+	unset v cs cr
 done
+
+# The fixed cost: the whole `dnd send` of 1 MiB, as its user times it.
+ip -n "$a" link set "$VETH_A" mtu 1500
+ip -n "$b" link set "$VETH_B" mtu 1500
+fo= fs=
+for r in $(seq 1 $((4 * rounds))); do
+	p=$((port + 1 + RANDOM % 1000))
+	"${B[@]}" timeout 20 "$DND" recv -p "$p" -m null /dev/null >/dev/null 2>&1 &
+	rp=$!
+	sleep 0.2
+	t0=$(date +%s%N)
+	"${A[@]}" timeout 20 "$DND" send -c 10.233.0.2 -p "$p" -m "$m" -l 1Mi \
+		/dev/zero >/dev/null 2>&1 || true
+	t1=$(date +%s%N)
+	wait "$rp" || true
+	"${A[@]}" timeout 20 "$DND" send -c 10.233.0.2 -p "$port" -m "$m" \
+		--key "$dir/key" --peer-end null --peer-method null -l 1Mi \
+		/dev/zero >/dev/null 2>&1 || true
+	t2=$(date +%s%N)
+	fo+=" $(((t1 - t0) / 1000))" fs+=" $(((t2 - t1) / 1000))"
+done
+[ -z "${RAW:-}" ] || echo "  1 MiB one-shot us:$fo; served us:$fs" >&2
+awk -v o="$(median <<<"$fo")" -v s="$(median <<<"$fs")" -v n=$((4 * rounds)) 'BEGIN {
+	printf "fixed cost: send 1 MiB, median of %d: one-shot %.2f ms, served %.2f ms" \
+		" (+%.2f ms per transfer)\n", n, o / 1000, s / 1000, (s - o) / 1000 }'
