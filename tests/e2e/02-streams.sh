@@ -18,8 +18,9 @@ for sm in rw mmap sendfile splice vmsplice; do
 done
 ok "zero -> null for 20 pairs, counted on both sides"
 
-# zero -> file lands verified zeros for every sender (vmsplice re-splices
-# the same zero pages: the receiver's hash proves they stayed zero).
+# zero -> file lands verified zeros for every sender (rw writes and vmsplice
+# re-splices the same zeroed buffer: the receiver's hash proves they stayed
+# zero).
 for sm in rw mmap sendfile splice vmsplice; do
 	rm -f "$T/z"
 	xfer "-c 127.0.0.1 -m $sm -b 256Ki --pipe-size 1Mi -l $((5 * 1048576 + 7)) /dev/zero" "-m rw $T/z"
@@ -27,6 +28,11 @@ for sm in rw mmap sendfile splice vmsplice; do
 	grep -q "verify: verified" "$T/r.log" || fail "zero -> file $sm: $(cat "$T/r.log")"
 	cmp -s -n $((5 * 1048576 + 7)) /dev/zero "$T/z" || fail "zero -> file $sm: not zeros"
 	[ "$(stat -c %s "$T/z")" = $((5 * 1048576 + 7)) ] || fail "zero -> file $sm: size"
+	# rw reads /dev/zero into its buffer once, then writes it 21 times.
+	[ "$sm" != rw ] || grep -q "syscalls: read 1 x 262144 B, write" "$T/s.log" ||
+		fail "rw from /dev/zero reads once: $(cat "$T/s.log")"
+	[ "$sm" != rw ] || grep -q "note: rw: /dev/zero read once" "$T/s.log" ||
+		fail "rw note: $(cat "$T/s.log")"
 done
 grep -q "note: vmsplice: /dev/zero read once" "$T/s.log" || fail "vmsplice note: $(cat "$T/s.log")"
 ok "zero -> file verified for every sender"
