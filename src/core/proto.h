@@ -72,6 +72,9 @@ struct dnd_syscalls;
 						 * not compute one */
 /* plan flags */
 #define DND_PF_MISMATCH		(1u << 0)	/* the kept prefix differs */
+#define DND_PF_ACKNOW		(1u << 1)	/* the sender waits for ACKs
+						 * to reuse its buffers: the
+						 * receiver ACKs at once */
 /* trailer and reply flags */
 #define DND_TF_HASH		(1u << 0)	/* the hash field is valid */
 

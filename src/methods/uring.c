@@ -444,7 +444,7 @@ const struct dnd_method method_uring = {
 	.send_help = "io_uring READ_FIXED into registered buffers, SEND_ZC "
 		     "(or SEND)",
 	.recv_help = "io_uring RECV into registered buffers, WRITE_FIXED",
-	.flags = DND_M_USERBUF | DND_M_ZEROCOPY,
+	.flags = DND_M_USERBUF | DND_M_ZEROCOPY | DND_M_ACKWAIT,
 	.probe = uring_probe,
 	.setup = uring_setup,
 	.send = uring_move,

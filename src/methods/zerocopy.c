@@ -359,7 +359,7 @@ const struct dnd_method method_zerocopy = {
 	.send_help = "read() into a ring of buffers, send(MSG_ZEROCOPY), "
 		     "reap completions",
 	.recv_help = NULL,
-	.flags = DND_M_USERBUF | DND_M_ZEROCOPY,
+	.flags = DND_M_USERBUF | DND_M_ZEROCOPY | DND_M_ACKWAIT,
 	.probe = zc_probe,
 	.setup = zc_setup,
 	.send = zc_send,

@@ -20,6 +20,9 @@ struct xfer_cfg;
 					 * memory, in order: it hashes them
 					 * there (xfer_hash_inline) */
 #define DND_M_ZEROCOPY	(1u << 2)	/* avoids a copy on some side */
+#define DND_M_ACKWAIT	(1u << 3)	/* the sender gets a buffer back only
+					 * when ACKs free its skbs (SEND_ZC,
+					 * MSG_ZEROCOPY completions) */
 
 struct dnd_method {
 	const char *name;

@@ -129,6 +129,8 @@ static int send_open(struct session *s)
 		else
 			p.flags = DND_PF_MISMATCH;
 	}
+	if (s->o->m->flags & DND_M_ACKWAIT)
+		p.flags |= DND_PF_ACKNOW;
 	s->start = p.start;
 	s->peer_verifies = a.flags & DND_AF_VERIFY;
 	return session_sent(s, proto_send_plan(s->sock[0], &p), "plan");

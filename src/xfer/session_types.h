@@ -42,6 +42,7 @@ struct session {
 	struct dnd_land land;
 	XXH3_state_t *hash;	/* sender: the payload hashed as it passes */
 	bool peer_verifies;	/* sender: the accept said DND_AF_VERIFY */
+	bool ack_now;		/* receiver: the plan said DND_PF_ACKNOW */
 	int lfd;		/* receiver: listening, until every stream came */
 	unsigned int n;		/* streams */
 	int sock[DND_STREAMS_MAX];	/* stream i's connection; [0] talks */

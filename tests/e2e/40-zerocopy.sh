@@ -89,3 +89,26 @@ expect_out "zerocopy cannot receive"
 expect_exit 2 "$DND" send -c 127.0.0.1 --qd 0 -m zerocopy "$T/src.1"
 expect_out "--qd '0'"
 ok "usage errors"
+
+# A zerocopy sender gets its buffers back only when ACKs free them: its
+# plan asks the receiver for TCP_QUICKACK. An rw sender's does not, and
+# that receiver leaves TCP's delayed ACKs alone (cheaper for streaming).
+if command -v strace >/dev/null; then
+	for sm in zerocopy rw; do
+		next_port
+		strace -f -e trace=setsockopt -o "$T/st.$sm" \
+			"$DND" recv -p "$PORT" -m rw "$T/dst.$sm" >"$T/r.log" 2>&1 &
+		_pids+=("$!")
+		RPID=$!
+		wait_listen "$PORT"
+		"$DND" send -c 127.0.0.1 -p "$PORT" -m "$sm" "$T/src.65537" \
+			>"$T/s.log" 2>&1 || fail "strace'd $sm: $(cat "$T/s.log")"
+		wait_recv
+		cmp -s "$T/src.65537" "$T/dst.$sm" || fail "strace'd $sm: data differs"
+	done
+	grep -q "TCP_QUICKACK, \[1\]" "$T/st.zerocopy" ||
+		fail "no TCP_QUICKACK for a zerocopy sender: $(cat "$T/st.zerocopy")"
+	grep -q "TCP_QUICKACK" "$T/st.rw" &&
+		fail "TCP_QUICKACK for an rw sender: $(cat "$T/st.rw")"
+	ok "the receiver ACKs at once only for a sender that waits for ACKs"
+fi

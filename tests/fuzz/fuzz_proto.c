@@ -88,7 +88,8 @@ static bool fuzz_plan(const uint8_t *in, char *why, size_t wl)
 
 	if (refused(r, why, wl))
 		return false;
-	if (p.flags & ~DND_PF_MISMATCH || p.start > DND_LEN_MAX)
+	if (p.flags & ~(DND_PF_MISMATCH | DND_PF_ACKNOW) ||
+	    p.start > DND_LEN_MAX)
 		abort();
 	proto_put_plan(out, &p);
 	same(out, in, DND_MSG_LEN);

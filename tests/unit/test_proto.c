@@ -36,6 +36,16 @@ static void test_accept_plan_join(void)
 	proto_put_plan(m, &p);
 	CHECK(proto_get_plan(m, &p2, why, sizeof(why)) == 0 &&
 	      p2.flags == DND_PF_MISMATCH && !p2.start, "plan round trip");
+	p.flags = DND_PF_ACKNOW;
+	proto_put_plan(m, &p);
+	CHECK(proto_get_plan(m, &p2, why, sizeof(why)) == 0 &&
+	      p2.flags == DND_PF_ACKNOW, "plan: ACK at once");
+	p.flags = 1u << 2;
+	proto_put_plan(m, &p);
+	CHECK(proto_get_plan(m, &p2, why, sizeof(why)) == -EBADMSG,
+	      "plan: an unknown flag");
+	p.flags = DND_PF_MISMATCH;
+	proto_put_plan(m, &p);
 	m[20] = 1;
 	CHECK(proto_get_plan(m, &p2, why, sizeof(why)) == -EBADMSG,
 	      "plan reserved bytes");
