@@ -104,6 +104,7 @@ if command -v strace >/dev/null; then
 		"$DND" send -c 127.0.0.1 -p "$PORT" -m "$sm" "$T/src.65537" \
 			>"$T/s.log" 2>&1 || fail "strace'd $sm: $(cat "$T/s.log")"
 		wait_recv
+		[ "$RRC" = 0 ] || fail "strace'd $sm: receiver exit $RRC: $(cat "$T/r.log")"
 		cmp -s "$T/src.65537" "$T/dst.$sm" || fail "strace'd $sm: data differs"
 	done
 	grep -q "TCP_QUICKACK, \[1\]" "$T/st.zerocopy" ||

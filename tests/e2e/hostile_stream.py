@@ -301,9 +301,10 @@ def flip_ctl(cap, rng):
     pos, bit = flip(p, rng, HDR if t == 0 else 0, cap.start[t])
     if t == 0 and pos < HDR + MSG:
         p.field = "plan " + field_of(PLAN_FIELDS, pos - HDR)
-        if pos == HDR + 7 and bit == 0:
+        if pos == HDR + 7 and bit in (0, 1):
             # "The kept prefix differs" with nothing kept: starting over
-            # from 0 is what happens anyway.
+            # from 0 is what happens anyway. "ACK at once" (DND_PF_ACKNOW)
+            # changes only when the receiver ACKs.
             p.expect = (0, 1)
     else:
         p.field = "join " + field_of(JOIN_FIELDS, pos - cap.start[t] + JOIN)
