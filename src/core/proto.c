@@ -153,7 +153,8 @@ int proto_get_plan(const uint8_t in[DND_MSG_LEN], struct dnd_plan *p,
 	p->flags = get16(in + 6);
 	p->start = get64(in + 8);
 	if (memcmp(in, magic_plan, 4) || get16(in + 4) ||
-	    p->flags & ~(DND_PF_MISMATCH | DND_PF_ACKNOW) || p->start > DND_LEN_MAX ||
+	    p->flags & ~(DND_PF_MISMATCH | DND_PF_ACKNOW) ||
+	    p->start > DND_LEN_MAX ||
 	    !proto_zeros(in + 16, 8)) {
 		snprintf(why, len, "malformed plan message");
 		return -EBADMSG;

@@ -11,7 +11,8 @@
  *                            ends and the hash of that prefix, for
  *                            --resume)
  *              plan    ->   (24: where the payload starts: the kept
- *                            prefix's end, or 0 when the prefixes differ)
+ *                            prefix's end, or 0 when the prefixes differ;
+ *                            whether the sender needs ACKs at once)
  *   stream i:  join    ->   (32: transfer id, index, this stream's range)
  *              payload ->   (the range raw; or, one stream only, when the
  *                            length is unknown, segments: u64 n then n
