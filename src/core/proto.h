@@ -51,7 +51,9 @@
 
 struct dnd_syscalls;
 
-#define DND_PROTO_VERSION	2
+/* 3: the plan's DND_PF_ACKNOW. A version 2 receiver would refuse that
+ * flag as malformed; a version mismatch names both ends' versions. */
+#define DND_PROTO_VERSION	3
 #define DND_MSG_LEN		24	/* accept, plan, trailer, reply */
 #define DND_HDR_LEN		48
 #define DND_JOIN_LEN		32
