@@ -136,6 +136,21 @@ static bool peer_may_send(const struct peer_conn *c)
 	return c->hdr_ok && (!(c->flags & DND_PEER_F_AFTER_EOF) || c->rx_eof);
 }
 
+/*
+ * shutdown() on a socket that a reset has closed fails with ENOTCONN, while
+ * the reset itself waits in SO_ERROR: report the cause, not the symptom.
+ */
+static int peer_closed_err(int fd, int err)
+{
+	int e = 0;
+	socklen_t len = sizeof(e);
+
+	if (err == ENOTCONN &&
+	    getsockopt(fd, SOL_SOCKET, SO_ERROR, &e, &len) == 0 && e)
+		err = e;
+	return -err;
+}
+
 /* Sends header and payload up to the budget. Returns 0 or -errno. */
 static int peer_tx(struct peer *p, struct peer_conn *c)
 {
@@ -175,7 +190,7 @@ static int peer_tx(struct peer *p, struct peer_conn *c)
 			}
 		} else {
 			if (shutdown(c->fd, SHUT_WR) == -1)
-				return -errno;
+				return peer_closed_err(c->fd, errno);
 			c->tx_shut = true;
 			return 0;
 		}
