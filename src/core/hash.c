@@ -1,7 +1,28 @@
 // SPDX-License-Identifier: MIT
-/* Streaming XXH3-64 (libxxhash) over files and runs of zeros. */
+/*
+ * Streaming XXH3-64 (libxxhash) over files and runs of zeros.
+ *
+ * A file in the page cache is hashed through a mapping, not read(): the
+ * hash reads the cached pages where they are instead of copying them out.
+ * That is the re-read a verifying receiver makes of what it landed, and a
+ * sendfile or splice sender of its source. Measured on this VM, 1 GiB just
+ * written (dd bs=1M), five alternating rounds: pread into a 256 KiB buffer
+ * 0.58-0.75 s of CPU, 1 MiB 0.54-0.74 s; mapped in 64 MiB windows
+ * 0.10-0.14 s.
+ *
+ * A mapped page that cannot be read (the file shrank under us, an I/O
+ * error) raises SIGBUS instead of returning an error. The hashing thread
+ * arms a jump for that (hash_bus_*) and the handler takes it only for a
+ * fault inside the window being hashed; any other SIGBUS keeps its default
+ * action.
+ */
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -9,6 +30,8 @@
 #include "core/io.h"
 
 #define HASH_CHUNK (1U << 20)
+/* Mapped windows: few enough maps, bounded address space. */
+#define HASH_MAP_WINDOW	(64U << 20)
 /* O_DIRECT reads: aligned for 512- and 4096-byte blocks, and large, since
  * each waits for the device with no read-ahead. */
 #define HASH_DIO_ALIGN	4096
@@ -22,6 +45,7 @@ static int hash_stopped(const atomic_bool *stop)
 	return stop && atomic_load(stop) ? -ECANCELED : 0;
 }
 
+/* Fallback where a file cannot be mapped: the same bytes through pread. */
 static int hash_buffered(int fd, off_t off, uint64_t len, uint64_t *out,
 			 const atomic_bool *stop)
 {
@@ -55,6 +79,119 @@ out:
 	free(buf);
 	XXH3_freeState(st);
 	return ret;
+}
+
+/* This thread's window being hashed, and where a fault in it jumps. */
+static __thread sigjmp_buf *hash_bus_jmp;
+static __thread char *hash_bus_lo, *hash_bus_hi;
+static pthread_once_t hash_bus_once = PTHREAD_ONCE_INIT;
+
+static void hash_bus_handler(int sig, siginfo_t *si, void *uc)
+{
+	char *a = si->si_addr;
+
+	(void)uc;
+	if (hash_bus_jmp && a >= hash_bus_lo && a < hash_bus_hi)
+		siglongjmp(*hash_bus_jmp, 1);
+	/* Not ours: the default action, when the fault repeats on return
+	 * or (sent by kill) when the signal arrives again. */
+	signal(sig, SIG_DFL);
+	if (si->si_code <= 0)
+		raise(sig);
+}
+
+static void hash_bus_install(void)
+{
+	struct sigaction sa = { .sa_sigaction = hash_bus_handler,
+				.sa_flags = SA_SIGINFO };
+
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGBUS, &sa, NULL);
+}
+
+/* Maps and hashes [off, off + len) window by window. 0, 1 when the file
+ * cannot be mapped at all (then nothing was hashed), or -errno. */
+static int hash_mapped_windows(int fd, off_t off, uint64_t len,
+			       XXH3_state_t *st, const atomic_bool *stop)
+{
+	off_t page = sysconf(_SC_PAGESIZE);
+	bool first = true;
+	int ret;
+
+	while (len) {
+		off_t base = off & ~(page - 1);
+		size_t skip = (size_t)(off - base);
+		size_t n = len < HASH_MAP_WINDOW - skip ? (size_t)len :
+			   HASH_MAP_WINDOW - skip;
+		char *map = mmap(NULL, skip + n, PROT_READ, MAP_SHARED, fd,
+				 base);
+
+		if (map == MAP_FAILED)
+			return first ? 1 : -errno;
+		first = false;
+		madvise(map, skip + n, MADV_SEQUENTIAL);
+		hash_bus_lo = map;
+		hash_bus_hi = map + skip + n;
+		XXH3_64bits_update(st, map + skip, n);
+		hash_bus_lo = hash_bus_hi = NULL;
+		munmap(map, skip + n);
+		if ((ret = hash_stopped(stop)))
+			return ret;
+		off += (off_t)n;
+		len -= n;
+	}
+	return 0;
+}
+
+static int hash_mapped(int fd, off_t off, uint64_t len, uint64_t *out,
+		       const atomic_bool *stop)
+{
+	XXH3_state_t *st = XXH3_createState();
+	struct stat sb;
+	sigjmp_buf jb;
+	int ret;
+
+	if (!st)
+		return -ENOMEM;
+	/* Past the end a mapping reads zeros or faults: check the size. */
+	ret = fstat(fd, &sb) == -1 ? -errno : !S_ISREG(sb.st_mode) ? 1 :
+	      (uint64_t)sb.st_size < (uint64_t)off + len ? -ENODATA : 0;
+	if (ret)
+		goto out;
+	pthread_once(&hash_bus_once, hash_bus_install);
+	XXH3_64bits_reset(st);
+	if (sigsetjmp(jb, 1)) {
+		/* A page of the window could not be read; the size says
+		 * which failure it was. */
+		hash_bus_jmp = NULL;
+		munmap(hash_bus_lo, (size_t)(hash_bus_hi - hash_bus_lo));
+		hash_bus_lo = hash_bus_hi = NULL;
+		ret = fstat(fd, &sb) == 0 &&
+		      (uint64_t)sb.st_size < (uint64_t)off + len ? -ENODATA :
+								   -EIO;
+		goto out;
+	}
+	hash_bus_jmp = &jb;
+	ret = hash_mapped_windows(fd, off, len, st, stop);
+	hash_bus_jmp = NULL;
+	/* Shrunk within the last page: the mapping read zeros. */
+	if (!ret && fstat(fd, &sb) == 0 &&
+	    (uint64_t)sb.st_size < (uint64_t)off + len)
+		ret = -ENODATA;
+	if (!ret)
+		*out = XXH3_64bits_digest(st);
+out:
+	XXH3_freeState(st);
+	return ret;
+}
+
+/* A regular file through a mapping; whatever cannot be mapped by pread. */
+static int hash_cached(int fd, off_t off, uint64_t len, uint64_t *out,
+		       const atomic_bool *stop)
+{
+	int r = len ? hash_mapped(fd, off, len, out, stop) : 1;
+
+	return r == 1 ? hash_buffered(fd, off, len, out, stop) : r;
 }
 
 static int hash_direct(int fd, off_t off, uint64_t len, uint64_t *out,
@@ -102,13 +239,13 @@ out:
 
 int hash_fd(int fd, off_t off, uint64_t len, uint64_t *out)
 {
-	return hash_buffered(fd, off, len, out, NULL);
+	return hash_cached(fd, off, len, out, NULL);
 }
 
 int hash_fd_until(int fd, off_t off, uint64_t len, bool direct,
 		  const atomic_bool *stop, uint64_t *out)
 {
-	return (direct ? hash_direct : hash_buffered)(fd, off, len, out, stop);
+	return (direct ? hash_direct : hash_cached)(fd, off, len, out, stop);
 }
 
 uint64_t hash_zeros(uint64_t len)

@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: MIT
 /* Hashing files: hash_fd and hash_fd_until (through O_DIRECT too) agree with a
- * one-shot XXH3 of the same bytes, and a stop request ends a hash. */
+ * one-shot XXH3 of the same bytes, across mapped windows too; a stop request
+ * ends a hash, and a file cut short while it is hashed is an error, not a
+ * SIGBUS. */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +14,90 @@
 
 #include "check.h"
 #include "core/hash.h"
+
+/* Larger than two mapping windows, so a hash crosses them unaligned. */
+#define BIG_LEN	((150ULL << 20) + 12345)
+/* Long enough to hash that a truncation lands while it runs. */
+#define CUT_LEN	(2ULL << 30)
+
+struct cut_job {
+	int fd;
+	uint64_t hash;
+	int ret;
+	atomic_bool done;
+};
+
+static void *cut_hash(void *arg)
+{
+	struct cut_job *j = arg;
+
+	j->ret = hash_fd(j->fd, 0, CUT_LEN, &j->hash);
+	atomic_store(&j->done, true);
+	return NULL;
+}
+
+/* A sparse file with data at both ends and across each window boundary. */
+static void check_windows(void)
+{
+	char path[] = "/var/tmp/dnd-test-hash-big.XXXXXX";
+	char *mem = calloc(1, BIG_LEN);
+	static const uint64_t at[] = { 0, (64ULL << 20) - 3, (128ULL << 20) - 1,
+				       BIG_LEN - 100 };
+	uint64_t got = 0;
+	int fd = mkstemp(path);
+	size_t i, k;
+
+	CHECK(fd >= 0 && mem && ftruncate(fd, (off_t)BIG_LEN) == 0,
+	      "a sparse file of %llu bytes", (unsigned long long)BIG_LEN);
+	if (fd < 0 || !mem)
+		return;
+	unlink(path);
+	for (k = 0; k < sizeof(at) / sizeof(at[0]); k++)
+		for (i = 0; i < 100; i++)
+			mem[at[k] + i] = (char)(k * 31 + i + 1);
+	for (k = 0; k < sizeof(at) / sizeof(at[0]); k++)
+		if (pwrite(fd, mem + at[k], 100, (off_t)at[k]) != 100)
+			CHECK(0, "pwrite");
+	CHECK(hash_fd(fd, 7, BIG_LEN - 7, &got) == 0 &&
+	      got == XXH3_64bits(mem + 7, BIG_LEN - 7),
+	      "hash across mapping windows from an unaligned offset");
+	CHECK(hash_fd(fd, (off_t)(64ULL << 20) + 1, 1 << 20, &got) == 0 &&
+	      got == XXH3_64bits(mem + (64ULL << 20) + 1, 1 << 20),
+	      "a range inside the file, not from 0");
+	close(fd);
+	free(mem);
+}
+
+static void check_cut_short(void)
+{
+	char path[] = "/var/tmp/dnd-test-hash-cut.XXXXXX";
+	struct cut_job j = { .fd = mkstemp(path) };
+	pthread_t tid;
+	bool early;
+
+	if (j.fd < 0 || ftruncate(j.fd, (off_t)CUT_LEN)) {
+		CHECK(0, "a sparse file to cut");
+		return;
+	}
+	unlink(path);
+	if (pthread_create(&tid, NULL, cut_hash, &j)) {
+		CHECK(0, "pthread_create");
+		return;
+	}
+	usleep(20000);
+	early = !atomic_load(&j.done);
+	if (ftruncate(j.fd, 4096))
+		CHECK(0, "ftruncate");
+	pthread_join(tid, NULL);
+	if (!early)
+		printf("# the hash of %llu bytes ended within 20 ms: a cut "
+		       "while hashing not tried\n",
+		       (unsigned long long)CUT_LEN);
+	else
+		CHECK(j.ret == -ENODATA, "a file cut short while hashed is "
+		      "-ENODATA, not SIGBUS (%d)", j.ret);
+	close(j.fd);
+}
 
 int main(void)
 {
@@ -51,5 +138,7 @@ int main(void)
 	      "and a direct one too (%d)", r);
 	close(fd);
 	free(data);
+	check_windows();
+	check_cut_short();
 	return CHECK_DONE();
 }
