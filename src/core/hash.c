@@ -13,8 +13,8 @@
  * A mapped page that cannot be read (the file shrank under us, an I/O
  * error) raises SIGBUS instead of returning an error. The hashing thread
  * arms a jump for that (hash_bus_*) and the handler takes it only for a
- * fault inside the window being hashed; any other SIGBUS keeps its default
- * action.
+ * fault inside the window being hashed; any other SIGBUS goes to what was
+ * installed before (ASan's handler, or the default action).
  */
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -30,8 +30,10 @@
 #include "core/io.h"
 
 #define HASH_CHUNK (1U << 20)
-/* Mapped windows: few enough maps, bounded address space. */
+/* Mapped windows: few enough maps, bounded address space; hashed in
+ * pieces so that a stop request is heard within a few MiB. */
 #define HASH_MAP_WINDOW	(64U << 20)
+#define HASH_MAP_PIECE	(4U << 20)
 /* O_DIRECT reads: aligned for 512- and 4096-byte blocks, and large, since
  * each waits for the device with no read-ahead. */
 #define HASH_DIO_ALIGN	4096
@@ -45,38 +47,48 @@ static int hash_stopped(const atomic_bool *stop)
 	return stop && atomic_load(stop) ? -ECANCELED : 0;
 }
 
-/* Fallback where a file cannot be mapped: the same bytes through pread. */
-static int hash_buffered(int fd, off_t off, uint64_t len, uint64_t *out,
-			 const atomic_bool *stop)
+/* Hashes [off, off + len) into st through pread. 0 or -errno. */
+static int hash_read_into(XXH3_state_t *st, int fd, off_t off, uint64_t len,
+			  const atomic_bool *stop)
 {
-	XXH3_state_t *st = XXH3_createState();
 	char *buf = malloc(HASH_CHUNK);
 	int ret = 0;
 
-	if (!st || !buf) {
-		ret = -ENOMEM;
-		goto out;
-	}
-	XXH3_64bits_reset(st);
+	if (!buf)
+		return -ENOMEM;
 	while (len) {
 		size_t want = len < HASH_CHUNK ? (size_t)len : HASH_CHUNK;
 		ssize_t n = pread(fd, buf, want, off);
 
 		if ((ret = hash_stopped(stop)))
-			goto out;
+			break;
 		if (n == -1 && errno == EINTR)
 			continue;
 		if (n <= 0) {
 			ret = n ? -errno : -ENODATA;
-			goto out;
+			break;
 		}
 		XXH3_64bits_update(st, buf, (size_t)n);
 		off += n;
 		len -= (uint64_t)n;
 	}
-	*out = XXH3_64bits_digest(st);
-out:
 	free(buf);
+	return ret;
+}
+
+/* Where a file cannot be mapped: the same bytes through pread. */
+static int hash_buffered(int fd, off_t off, uint64_t len, uint64_t *out,
+			 const atomic_bool *stop)
+{
+	XXH3_state_t *st = XXH3_createState();
+	int ret;
+
+	if (!st)
+		return -ENOMEM;
+	XXH3_64bits_reset(st);
+	ret = hash_read_into(st, fd, off, len, stop);
+	if (!ret)
+		*out = XXH3_64bits_digest(st);
 	XXH3_freeState(st);
 	return ret;
 }
@@ -85,17 +97,21 @@ out:
 static __thread sigjmp_buf *hash_bus_jmp;
 static __thread char *hash_bus_lo, *hash_bus_hi;
 static pthread_once_t hash_bus_once = PTHREAD_ONCE_INIT;
+static struct sigaction hash_bus_old;	/* what SIGBUS did before */
 
 static void hash_bus_handler(int sig, siginfo_t *si, void *uc)
 {
 	char *a = si->si_addr;
 
 	(void)uc;
-	if (hash_bus_jmp && a >= hash_bus_lo && a < hash_bus_hi)
+	/* si_addr means an address only for a fault (si_code > 0). */
+	if (si->si_code > 0 && hash_bus_jmp && a >= hash_bus_lo &&
+	    a < hash_bus_hi)
 		siglongjmp(*hash_bus_jmp, 1);
-	/* Not ours: the default action, when the fault repeats on return
-	 * or (sent by kill) when the signal arrives again. */
-	signal(sig, SIG_DFL);
+	/* Not ours: what was there before (ASan's report, or the default
+	 * action) takes the fault when it repeats on return, or the signal
+	 * when sent again. */
+	sigaction(sig, &hash_bus_old, NULL);
 	if (si->si_code <= 0)
 		raise(sig);
 }
@@ -106,16 +122,21 @@ static void hash_bus_install(void)
 				.sa_flags = SA_SIGINFO };
 
 	sigemptyset(&sa.sa_mask);
-	sigaction(SIGBUS, &sa, NULL);
+	sigaction(SIGBUS, &sa, &hash_bus_old);
 }
 
-/* Maps and hashes [off, off + len) window by window. 0, 1 when the file
- * cannot be mapped at all (then nothing was hashed), or -errno. */
+/*
+ * Maps and hashes [off, off + len) window by window, in pieces between
+ * which a stop is heard. 0, or -errno. A window that cannot be mapped
+ * (address space) leaves the rest to pread: the same bytes, slower; 1 when
+ * not even the first could be, so that the caller reads it all.
+ */
 static int hash_mapped_windows(int fd, off_t off, uint64_t len,
 			       XXH3_state_t *st, const atomic_bool *stop)
 {
 	off_t page = sysconf(_SC_PAGESIZE);
 	bool first = true;
+	size_t i, piece;
 	int ret;
 
 	while (len) {
@@ -127,15 +148,20 @@ static int hash_mapped_windows(int fd, off_t off, uint64_t len,
 				 base);
 
 		if (map == MAP_FAILED)
-			return first ? 1 : -errno;
+			return first ? 1 : hash_read_into(st, fd, off, len,
+							  stop);
 		first = false;
 		madvise(map, skip + n, MADV_SEQUENTIAL);
 		hash_bus_lo = map;
 		hash_bus_hi = map + skip + n;
-		XXH3_64bits_update(st, map + skip, n);
+		for (i = 0, ret = 0; i < n && !ret; i += piece) {
+			piece = n - i < HASH_MAP_PIECE ? n - i : HASH_MAP_PIECE;
+			XXH3_64bits_update(st, map + skip + i, piece);
+			ret = hash_stopped(stop);
+		}
 		hash_bus_lo = hash_bus_hi = NULL;
 		munmap(map, skip + n);
-		if ((ret = hash_stopped(stop)))
+		if (ret)
 			return ret;
 		off += (off_t)n;
 		len -= n;

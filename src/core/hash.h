@@ -18,8 +18,10 @@
 #include <xxh_x86dispatch.h>
 #endif
 
-/* Hashes len bytes of fd from off (pread; the fd position is untouched).
- * Returns 0, -ENODATA if the file is shorter, or -errno. */
+/* Hashes len bytes of fd from off (a regular file through a mapping, else
+ * pread; the fd position is untouched). Returns 0, -ENODATA if the file is
+ * shorter or is cut short meanwhile, -EIO for a page that cannot be read,
+ * or -errno. */
 int hash_fd(int fd, off_t off, uint64_t len, uint64_t *out);
 
 /* hash_fd, or when direct the same through O_DIRECT (a second open of
