@@ -253,8 +253,10 @@ bg() {
 	_pids+=("$BPID")
 }
 
-# jnum LOG KEY: the number after "KEY": in the last JSON line of LOG.
-jnum() { tail -n1 "$1" | grep -o "\"$2\":[0-9.]*" | cut -d: -f2; }
+# jnum LOG KEY: the number after "KEY": in the last JSON line of LOG, the
+# whole JSON number: json_f64 prints %.6g, so 7.4e-05 s of CPU is "7.4e-05"
+# and a match that stopped at the "e" would read 7.4.
+jnum() { tail -n1 "$1" | grep -oE "\"$2\":-?[0-9.]+([eE][-+]?[0-9]+)?" | cut -d: -f2; }
 
 # Debian's python3, which scripts/deps.sh installs with python3-jsonschema;
 # a pyenv or venv python3 earlier in PATH may lack that package.
