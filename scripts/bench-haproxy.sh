@@ -187,19 +187,20 @@ jq -rs '
      ($dc | r2), ($hc | r2), ($rc | r2),
      ($d | map(all) | med | r2), ($h | map(all) | med | r2),
      ($d | map(.splice_in_bytes_per_call) | med | if . == null then "-" else round end),
+     ($f | map(.machine_steal_pct // empty) | med | if . == null then "-" else (. * 10 | round / 10 | tostring) end),
      (if $rg != null and $rc != null and $rg >= 1.2 and $rc <= 0.8
       then "met" else "missed" end),
      "\($f | map(select(.ok)) | length)/\($f | length)"]
   | map(tostring) | join("\t")
 ' "$W/runs.jsonl" >"$W/table.tsv"
 
-fmt='%6s %8s %8s %8s %8s %10s %10s %8s %10s %10s %9s %7s %s\n'
+fmt='%6s %8s %8s %8s %8s %10s %10s %8s %10s %10s %9s %6s %7s %s\n'
 # shellcheck disable=SC2059
 printf "\n$fmt" flows direct dnd haproxy dnd/hap "dnd relay" "hap relay" dnd/hap \
-	"dnd all" "hap all" B/splice target "ok runs"
+	"dnd all" "hap all" B/splice steal% target "ok runs"
 # shellcheck disable=SC2059
 printf "$fmt" "" Gbit/s Gbit/s Gbit/s "" "CPU s/GiB" "CPU s/GiB" "" \
-	"CPU s/GiB" "CPU s/GiB" "(dnd)" "" ""
+	"CPU s/GiB" "CPU s/GiB" "(dnd)" "" "" ""
 while IFS=$'\t' read -r -a c; do
 	# shellcheck disable=SC2059
 	printf "$fmt" "${c[@]}"
@@ -207,5 +208,7 @@ done <"$W/table.tsv"
 echo
 echo "target: dnd >= 1.2x haproxy's Gbit/s at <= 0.8x its relay CPU per GiB (medians of $repeat);"
 echo "both with $threads thread(s); pipes: dnd $pipe_size B, haproxy $hap_pipesize B"
-echo "all CPU = relay + load generator (client and sink) CPU per GiB; runs: ${out:-not kept (use --out)}"
+echo "all CPU = relay + load generator (client and sink) CPU per GiB; softirq (loopback's"
+echo "receive work) is in no process's CPU; steal% = the host's share of all CPUs, median"
+echo "of every run of the row (a row with steal is slower than the code is); runs: ${out:-not kept (use --out)}"
 exit $rc

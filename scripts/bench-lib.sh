@@ -18,6 +18,10 @@
 #                        with 5.9 s of system CPU, after bench_warm at 1021
 #                        MB/s with 1.7 s. Which program ran after an idle
 #                        moment decided file -> file ratios.
+#   bench_ticks          "steal total": /proc/stat's ticks of all CPUs
+#   bench_steal_pct A B  steal between two bench_ticks, in % of all CPUs
+#                        (on a VM, the host ran something else while these
+#                        CPUs had work: the run is slower than the code is)
 bench_pin() {
 	S=() R=()
 	[ -n "${PIN:-}" ] || return 0
@@ -49,6 +53,16 @@ bench_warm() {
 	dd if=/dev/zero of="$f" bs=1M count=$(($1 / 1048576 * 5 / 4 + 64)) \
 		status=none 2>/dev/null || true
 	rm -f "$f"
+}
+
+bench_ticks() {
+	awk '$1 == "cpu" { t = 0; for (i = 2; i <= 9 && i <= NF; i++) t += $i
+		print (NF >= 9 ? $9 : 0), t; exit }' /proc/stat
+}
+
+bench_steal_pct() {
+	awk -v a="$1" -v b="$2" 'BEGIN { split(a, x, " "); split(b, y, " ")
+		d = y[2] - x[2]; printf "%.1f\n", (d > 0 ? 100 * (y[1] - x[1]) / d : 0) }'
 }
 
 bench_median() {

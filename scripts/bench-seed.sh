@@ -116,9 +116,10 @@ finish() { # finish PID: waits, drops it from pids; the child's status
 	return "$rc"
 }
 
-# run PROG SEND RECV SRC DST: prints "MB/s wall_s cpu_s" or "fail: why"
+# run PROG SEND RECV SRC DST: prints "MB/s wall_s cpu_s steal_%" or
+# "fail: why"
 run() {
-	local prog=$1 sm=$2 rm=$3 src=$4 dst=$5 port rp sp t0 t1 lim='' _
+	local prog=$1 sm=$2 rm=$3 src=$4 dst=$5 port rp sp t0 t1 k0 k1 lim='' _
 	local -a rx tx
 	port=$(free_port) || return 1
 	[ "$src" = /dev/zero ] && lim="-l $bytes"
@@ -144,22 +145,24 @@ run() {
 		kill -0 "$rp" 2>/dev/null || break
 		sleep 0.05
 	done
+	k0=$(bench_ticks)
 	t0=$(date +%s.%N)
 	start s "${tx[@]}" "$src"
 	sp=$last
 	finish "$sp" || { finish "$rp" || true; echo "fail: sender: $(head -c 160 "$W/s.err" | tr '\n' ' ')"; return; }
 	finish "$rp" || { echo "fail: receiver: $(head -c 160 "$W/r.err" | tr '\n' ' ')"; return; }
 	t1=$(date +%s.%N)
+	k1=$(bench_ticks)
 	[ "$dst" = /dev/null ] || rm -f "$dst"
 	# "Received N KiB in T sec: R MB/s": the receiver's clock, first byte
 	# received to last byte synced, in both programs.
-	awk -v b="$bytes" -v w="$t1" -v w0="$t0" \
+	awk -v b="$bytes" -v w="$t1" -v w0="$t0" -v st="$(bench_steal_pct "$k0" "$k1")" \
 	    -v cr="$(cat "$W/r.cpu")" -v cs="$(cat "$W/s.cpu")" '
 		/^Received [0-9]+ KiB in / { k = $2; r = $7 }
 		END {
 			split(cr, a, " "); split(cs, c, " ")
 			if (k * 1024 != b) { print "fail: received " k " KiB"; exit }
-			printf "%s %.3f %.3f\n", r, w - w0, a[1] + a[2] + c[1] + c[2]
+			printf "%s %.3f %.3f %s\n", r, w - w0, a[1] + a[2] + c[1] + c[2], st
 		}' "$W/r.out"
 }
 
@@ -187,7 +190,7 @@ pair() {
 			run "$p" "$sm" "$rm" "$src" "$dst" >"$W/one"
 			out=$(cat "$W/one")
 			case $out in
-			fail*) echo "| $label | $p $out | | | | | | | |"; return ;;
+			fail*) echo "| $label | $p $out | | | | | | | | |"; return ;;
 			esac
 			echo "$out" >>"$W/res.$p"
 		done
@@ -196,18 +199,20 @@ pair() {
 	awk -v l="$label" -v o="$(col 2006 1)" -v d="$(col dnd 1)" \
 	    -v n="$(col nv 1)" -v co="$(col 2006 3)" -v cd="$(col dnd 3)" \
 	    -v cn="$(col nv 3)" \
-	    -v wo="$(col 2006 2)" -v wd="$(col dnd 2)" -v wn="$(col nv 2)" 'BEGIN {
-		printf "| %s | %.0f | %.0f | %.2fx | %.0f | %.2fx | %.2f / %.2f / %.2f | %.2f / %.2f / %.2f |\n",
-			l, o, d, d / o, n, n / o, co, cd, cn, wo, wd, wn }'
+	    -v wo="$(col 2006 2)" -v wd="$(col dnd 2)" -v wn="$(col nv 2)" \
+	    -v so="$(col 2006 4)" -v sd="$(col dnd 4)" -v sn="$(col nv 4)" 'BEGIN {
+		printf "| %s | %.0f | %.0f | %.2fx | %.0f | %.2fx | %.2f / %.2f / %.2f | %.2f / %.2f / %.2f | %.1f / %.1f / %.1f |\n",
+			l, o, d, d / o, n, n / o, co, cd, cn, wo, wd, wn, so, sd, sn }'
 }
 
 echo "# dnd vs the 2006 dnd (seed 000), $(uname -r), $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg), $(date -u +%FT%TZ)"
 echo "# $SIZE per run, -b $BSZ -w $WIN, ::1, $ROUNDS alternating rounds, medians${PIN_S:+; sender on CPU $PIN_S, receiver on CPU $PIN_R};"
 echo "# MB/s on each receiver's own clock (first byte in .. last byte synced); before each file run, memory is warmed (bench_warm in bench-lib.sh);"
-echo "# CPU: user+sys of both processes, whole run; wall: sender start .. both exited"
+echo "# CPU: user+sys of both processes, whole run; wall: sender start .. both exited;"
+echo "# steal: the host's share of all CPUs over the same wall time (/proc/stat), median: a program that ran with more steal ran slower than its code"
 echo
-echo "| pair | 2006 MB/s | dnd MB/s | dnd/2006 | dnd no-verify MB/s | nv/2006 | CPU s 2006 / dnd / nv | wall s 2006 / dnd / nv |"
-echo "| --- | --- | --- | --- | --- | --- | --- | --- |"
+echo "| pair | 2006 MB/s | dnd MB/s | dnd/2006 | dnd no-verify MB/s | nv/2006 | CPU s 2006 / dnd / nv | wall s 2006 / dnd / nv | steal % 2006 / dnd / nv |"
+echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"
 # The 2006 program cannot mmap-send /dev/zero (size 0: it sends nothing) nor
 # mmap-receive into /dev/null (ftruncate fails): those pairs are not run.
 if [ "$KIND" != file ]; then

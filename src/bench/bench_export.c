@@ -135,6 +135,8 @@ static void json_cell(FILE *f, const struct bench *b,
 			json_far(&j, b, s);
 		json_f64(&j, "machine_busy_pct", s->busy);
 		json_f64(&j, "machine_busy_run_pct", s->busy_run);
+		json_f64(&j, "machine_steal_pct", s->steal);
+		json_f64(&j, "machine_steal_run_pct", s->steal_run);
 		json_f64(&j, "retransmits", s->retrans);
 		json_arr_begin(&j, "per_run_mb_per_s");
 		for (i = 0; i < c->nruns; i++)
@@ -187,7 +189,9 @@ void bench_write_json(FILE *f, const struct bench *b)
 	"send_cpu_user_seconds,send_cpu_sys_seconds,recv_cpu_user_seconds," \
 	"recv_cpu_sys_seconds,send_cpu_us_per_mb,recv_cpu_us_per_mb," \
 	"cpu_us_per_mb,send_syscalls_per_mb,recv_syscalls_per_mb," \
-	"machine_busy_pct,machine_busy_run_pct,retransmits,ratio_memcpy," \
+	"machine_busy_pct,machine_busy_run_pct,machine_steal_pct," \
+	"machine_steal_run_pct," \
+	"retransmits,ratio_memcpy," \
 	"ratio_pipe,ratio_iperf3,ratio_iperf3_l1m,ratio_copy,ratio_device," \
 	"best_in_row\n"
 
@@ -231,6 +235,8 @@ static void csv_cell(FILE *f, const struct bench *b, const struct bench_cell *c)
 	csv_f64(&r, ok, s->r_callsmb);
 	csv_f64(&r, ok, s->busy);
 	csv_f64(&r, ok, s->busy_run);
+	csv_f64(&r, ok, s->steal);
+	csv_f64(&r, ok, s->steal_run);
 	csv_f64(&r, ok, s->retrans);
 	for (k = 0; k < NRATIO; k++)
 		csv_f64(&r, ok && bench_ratio(b, c, ratio_keys[k]) > 0,
@@ -260,7 +266,7 @@ static void csv_ref(FILE *f, const struct bench *b, const struct bench_ref *x)
 	/* send/recv user/sys, per-side us/MB: not split for references. */
 	csv_empty(&r, 6);
 	csv_f64(&r, x->ok && x->usec_per_mb >= 0, x->usec_per_mb);
-	csv_empty(&r, 6 + NRATIO);	/* syscalls .. best_in_row */
+	csv_empty(&r, 8 + NRATIO);	/* syscalls .. best_in_row */
 	csv_row_end(&r);
 }
 

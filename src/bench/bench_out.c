@@ -216,21 +216,35 @@ static void print_matrix(FILE *f, const struct bench *b,
 		fprintf(f, "- not in the default set; --full runs every pair\n");
 }
 
+/* A cell's median steal from which the table says so, in % of all CPUs,
+ * for cells whose timed part took half a second or more. */
+#define DND_BENCH_STEAL_NOTE 2.0
+
 static void print_notes(FILE *f, const struct bench *b,
 			const struct bench_group *g)
 {
 	unsigned int i, n = g->nrows * g->ncols;
+	double steal = 0;
 	int printed = 0;
 
 	/* Cells that share a reason share its number; print each once. */
 	for (i = 0; i < n; i++) {
 		const struct bench_cell *c = &b->cells[g->first + i];
 
+		/* /proc/stat counts in ticks (10 ms): a short run's share
+		 * is a few ticks and says little. */
+		if (c->state == BENCH_OK && c->sum.steal > steal &&
+		    (double)g->size >= c->sum.mbps * 1e6 * 0.5)
+			steal = c->sum.steal;
 		if (c->note <= printed)
 			continue;
 		fprintf(f, "(%d) %s\n", c->note, c->why);
 		printed = c->note;
 	}
+	if (steal >= DND_BENCH_STEAL_NOTE)
+		fprintf(f, "steal: up to %.1f%% of all CPUs in a cell (steal%% "
+			"below): the host ran something else then, so those "
+			"rates are lower than the code's\n", steal);
 }
 
 /* Appends " 1.23x" right-aligned in width, or "-" for no ratio. */
@@ -255,10 +269,10 @@ static void print_details(FILE *f, const struct bench *b,
 
 	int sw = g->rbsz ? 20 : 12;
 
-	fprintf(f, "%-*s %-12s %6s %-13s %6s %-20s %-20s %-11s %5s %5s%s %s\n",
-		sw, "send", "recv", "MB/s", "[min-max]", "Gb/s",
+	fprintf(f, "%-*s %-12s %6s %-13s %6s %-20s %-20s %-11s %5s %6s %5s%s "
+		"%s\n", sw, "send", "recv", "MB/s", "[min-max]", "Gb/s",
 		"snd us/MB (usr/sys)", "rcv us/MB (usr/sys)", "calls/MB",
-		"busy%", "retr", iperf ? " x-iperf3-l1M" : disk ?
+		"busy%", "steal%", "retr", iperf ? " x-iperf3-l1M" : disk ?
 		"  x-copy x-device" : "", "verdict");
 	for (i = 0; i < n; i++) {
 		const struct bench_cell *c = &b->cells[g->first + i];
@@ -284,10 +298,10 @@ static void print_details(FILE *f, const struct bench *b,
 			ratio_col(x, sizeof(x), 8, bench_ratio(b, c, "device"));
 		}
 		fprintf(f, "%-*s %-12s %6.0f %-13s %6.2f %-20s %-20s %-11s %5.0f "
-			"%5.0f%s %s\n", sw, g->rbsz ? sn : c->snd->name,
+			"%6.1f %5.0f%s %s\n", sw, g->rbsz ? sn : c->snd->name,
 			c->rcv->name, s->mbps, mm,
-			s->mbps * 8 / 1000, sd, rd, calls, s->busy, s->retrans,
-			x, c->runs[0].rcv.verdict);
+			s->mbps * 8 / 1000, sd, rd, calls, s->busy,
+			s->steal, s->retrans, x, c->runs[0].rcv.verdict);
 	}
 }
 

@@ -180,15 +180,16 @@ static double bench_calls(const struct bjson *j, const char *pre)
 static int bench_report_read(const struct bjson *j, const char *pre,
 			     struct bench_side *s, char *why, size_t len)
 {
-	char k[8][64];
-	const char *names[8] = { "mb_per_s", "seconds", "cpu_user_seconds",
+	char k[9][64];
+	const char *names[9] = { "mb_per_s", "seconds", "cpu_user_seconds",
 				 "cpu_sys_seconds", "bytes", "verdict",
-				 "cpu_us_per_mb", "machine_busy_pct" };
+				 "cpu_us_per_mb", "machine_busy_pct",
+				 "machine_steal_pct" };
 	const char *v;
 	double bytes = 0;
 	int i;
 
-	for (i = 0; i < 8; i++)
+	for (i = 0; i < 9; i++)
 		snprintf(k[i], sizeof(k[i]), "%s%s", pre, names[i]);
 	v = bjson_str(j, k[5]);
 	if (!bjson_num(j, k[0], &s->mbps) || !bjson_num(j, k[1], &s->seconds) ||
@@ -202,6 +203,7 @@ static int bench_report_read(const struct bjson *j, const char *pre,
 	snprintf(s->verdict, sizeof(s->verdict), "%s", v);
 	bjson_num(j, k[6], &s->usec_per_mb);
 	bjson_num(j, k[7], &s->busy_pct);
+	bjson_num(j, k[8], &s->steal_pct);
 	s->calls_per_mb = bytes > 0 ? bench_calls(j, pre) / (bytes / 1e6) : 0;
 	return 0;
 }
@@ -464,6 +466,7 @@ static int bench_run_once(struct bench *b, const struct bench_cell *c,
 	if (!rc) {
 		stats_cost(&s0, &s1, 0, &cost);
 		r->busy_run_pct = cost.sys_busy_pct;
+		r->steal_run_pct = cost.sys_steal_pct;
 	}
 	if (rc && k[0].killed + k[1].killed)
 		snprintf(why + strlen(why), len - strlen(why),
@@ -526,5 +529,7 @@ void bench_summarize(struct bench_cell *c)
 	s->r_callsmb = BENCH_MED(c, rcv.calls_per_mb);
 	s->busy = BENCH_MED(c, rcv.busy_pct);
 	s->busy_run = BENCH_MED(c, busy_run_pct);
+	s->steal = BENCH_MED(c, rcv.steal_pct);
+	s->steal_run = BENCH_MED(c, steal_run_pct);
 	s->retrans = BENCH_MED(c, snd.retrans);
 }

@@ -59,6 +59,7 @@ struct bench_opts {
 /* One side of one run, from the child's --json report. */
 struct bench_side {
 	double mbps, seconds, user, sys, usec_per_mb, calls_per_mb, busy_pct;
+	double steal_pct;
 	double retrans;
 	uint64_t bytes;
 	char verdict[16];
@@ -67,6 +68,7 @@ struct bench_side {
 struct bench_run {
 	struct bench_side snd, rcv;
 	double busy_run_pct;		/* /proc/stat over the whole run */
+	double steal_run_pct;		/* its steal, over the whole run */
 };
 
 /* Medians over the successful runs of a cell (min and max of MB/s). */
@@ -75,7 +77,7 @@ struct bench_sum {
 	double mbps, mbps_min, mbps_max;
 	double s_user, s_sys, r_user, r_sys;
 	double s_usmb, r_usmb, s_callsmb, r_callsmb;
-	double busy, busy_run, retrans;
+	double busy, busy_run, steal, steal_run, retrans;
 };
 
 enum bench_state {

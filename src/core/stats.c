@@ -50,15 +50,17 @@ double stats_now(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-static void stats_proc_stat(uint64_t *busy, uint64_t *total)
+/*
+ * busy: user, nice, system, irq and softirq; steal is apart: on a VM it is
+ * the time the host ran something else while these CPUs had work, which
+ * makes every rate of the run lower without any process spending it.
+ */
+void stats_parse_proc_stat(const char *line, struct dnd_sample *s)
 {
 	unsigned long long v[10] = { 0 };
-	char line[512];
 	int i, n;
 
-	*busy = *total = 0;
-	if (kernel_read_file("/proc/stat", line, sizeof(line)) < 0)
-		return;
+	s->sys_busy = s->sys_softirq = s->sys_steal = s->sys_total = 0;
 	n = sscanf(line, "cpu %llu %llu %llu %llu %llu %llu %llu %llu %llu "
 		   "%llu", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6],
 		   &v[7], &v[8], &v[9]);
@@ -66,15 +68,20 @@ static void stats_proc_stat(uint64_t *busy, uint64_t *total)
 		return;
 	/* guest and guest_nice (8, 9) are already inside user and nice. */
 	for (i = 0; i < n && i < 8; i++)
-		*total += v[i];
-	*busy = *total - v[3] - (n > 4 ? v[4] : 0);
+		s->sys_total += v[i];
+	s->sys_softirq = v[6];
+	s->sys_steal = v[7];
+	s->sys_busy = s->sys_total - v[3] - v[4] - v[7];
 }
 
 void stats_sample(struct dnd_sample *s)
 {
+	char line[512];
+
 	memset(s, 0, sizeof(*s));
 	getrusage(RUSAGE_SELF, &s->ru);
-	stats_proc_stat(&s->sys_busy, &s->sys_total);
+	if (kernel_read_file("/proc/stat", line, sizeof(line)) >= 0)
+		stats_parse_proc_stat(line, s);
 	s->mono = stats_now();
 }
 
@@ -95,9 +102,16 @@ void stats_cost(const struct dnd_sample *a, const struct dnd_sample *b,
 	c->nvcsw = b->ru.ru_nvcsw - a->ru.ru_nvcsw;
 	c->nivcsw = b->ru.ru_nivcsw - a->ru.ru_nivcsw;
 	c->ncpu = (int)sysconf(_SC_NPROCESSORS_ONLN);
-	if (dt)
+	if (dt) {
 		c->sys_busy_pct = 100.0 * (double)(b->sys_busy - a->sys_busy) /
 				  (double)dt;
+		c->sys_softirq_pct = 100.0 *
+				     (double)(b->sys_softirq - a->sys_softirq) /
+				     (double)dt;
+		c->sys_steal_pct = 100.0 *
+				   (double)(b->sys_steal - a->sys_steal) /
+				   (double)dt;
+	}
 	if (bytes)
 		c->usec_per_mb = (c->user + c->sys) * 1e6 / ((double)bytes / 1e6);
 }

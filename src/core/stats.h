@@ -59,7 +59,13 @@ struct dnd_zc {
 struct dnd_sample {
 	double mono;		/* CLOCK_MONOTONIC seconds */
 	struct rusage ru;	/* RUSAGE_SELF */
-	uint64_t sys_busy;	/* /proc/stat: all CPUs, non-idle ticks */
+	uint64_t sys_busy;	/* /proc/stat: all CPUs, ticks that ran
+				 * anything (not idle, iowait or steal) */
+	uint64_t sys_softirq;	/* /proc/stat: softirq ticks, inside busy
+				 * (loopback TCP's receive work, which no
+				 * process is charged for) */
+	uint64_t sys_steal;	/* /proc/stat: ticks the host ran something
+				 * else while this VM's CPUs wanted to run */
 	uint64_t sys_total;	/* /proc/stat: all CPUs, all ticks */
 };
 
@@ -68,6 +74,8 @@ struct dnd_cost {
 	double wall;		/* seconds */
 	double user, sys;	/* process CPU seconds */
 	double sys_busy_pct;	/* machine-wide busy, % of all CPUs */
+	double sys_softirq_pct;	/* machine-wide softirq, % of all CPUs */
+	double sys_steal_pct;	/* machine-wide steal, % of all CPUs */
 	double usec_per_mb;	/* process CPU microseconds per 10^6 bytes */
 	long nvcsw, nivcsw;	/* voluntary and involuntary context switches */
 	int ncpu;
@@ -84,6 +92,10 @@ double stats_tv(const struct timeval *tv);
 
 /* Fills *s. /proc/stat fields stay 0 when it cannot be read. */
 void stats_sample(struct dnd_sample *s);
+
+/* The ticks of /proc/stat's first ("cpu") line into s's sys_* fields; all 0
+ * when the line is not one. */
+void stats_parse_proc_stat(const char *line, struct dnd_sample *s);
 
 /* Computes the cost of moving `bytes` between samples a and b. */
 void stats_cost(const struct dnd_sample *a, const struct dnd_sample *b,

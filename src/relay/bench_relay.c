@@ -43,6 +43,7 @@ struct br_run {
 	double relay_user, relay_sys;
 	struct relay_stats rs;
 	struct peer_result cl, sk;
+	struct dnd_cost mach;	/* the machine (/proc/stat) while the client ran */
 };
 
 /* utime and stime of pid in seconds; -errno when it cannot be read. */
@@ -239,13 +240,17 @@ static void br_run_one(const struct bench_relay_opts *b, struct br_run *run)
 	};
 	long cpid = run->mode == DND_BR_VIA ? b->via_pid : -1;
 	double u0 = 0, s0 = 0, u1 = 0, s1 = 0;
+	struct dnd_sample m0, m1;
 	char swhy[300], rwhy[300];
 	int e, rc = -1;
 
 	e = br_start(b, run, &po, &sink, &relay);
 	run->has_cpu = cpid > 0 && !br_proc_cpu(cpid, &u0, &s0);
+	stats_sample(&m0);
 	if (!e)
 		rc = peer_client_run(&po, &run->cl);
+	stats_sample(&m1);
+	stats_cost(&m0, &m1, 0, &run->mach);
 	if (run->has_cpu)
 		run->has_cpu = !br_proc_cpu(cpid, &u1, &s1);
 	run->relay_user = u1 - u0;
@@ -308,6 +313,9 @@ static void br_json(const struct bench_relay_opts *b, const struct br_run *r,
 	}
 	json_f64(&j, "client_cpu_seconds", r->cl.cpu_user + r->cl.cpu_sys);
 	json_f64(&j, "sink_cpu_seconds", r->sk.cpu_user + r->sk.cpu_sys);
+	json_f64(&j, "machine_busy_pct", r->mach.sys_busy_pct);
+	json_f64(&j, "machine_softirq_pct", r->mach.sys_softirq_pct);
+	json_f64(&j, "machine_steal_pct", r->mach.sys_steal_pct);
 	if (r->has_stats) {
 		json_u64(&j, "splice_in_calls", r->rs.splice_in_calls);
 		json_f64(&j, "splice_in_bytes_per_call",
@@ -333,13 +341,14 @@ static void br_row(const struct bench_relay_opts *b, const struct br_run *runs,
 		   unsigned int n)
 {
 	double g[DND_BR_MAX_REPEAT], c[DND_BR_MAX_REPEAT], p[DND_BR_MAX_REPEAT];
-	double s[DND_BR_MAX_REPEAT], lo, hi, gm;
+	double s[DND_BR_MAX_REPEAT], st[DND_BR_MAX_REPEAT], lo, hi, gm;
 	unsigned int i, ok = 0, nc = 0, ns = 0;
 	char cpu[16] = "-", pct[16] = "-", bps[16] = "-";
 
 	for (i = 0; i < n; i++) {
 		ok += runs[i].ok;
 		g[i] = runs[i].gbps;
+		st[i] = runs[i].mach.sys_steal_pct;
 		if (runs[i].has_cpu && runs[i].seconds > 0) {
 			c[nc] = br_cpu_per_gib(&runs[i]);
 			p[nc++] = 100 * (runs[i].relay_user +
@@ -358,9 +367,9 @@ static void br_row(const struct bench_relay_opts *b, const struct br_run *runs,
 	if (ns)
 		snprintf(bps, sizeof(bps), "%.0f",
 			 stats_median(s, ns, NULL, NULL));
-	printf("%6u  %-8s %7.2f [%6.2f..%6.2f] %15s %12s %13s  %s %u/%u\n",
-	       runs[0].flows, br_name(b, runs[0].mode), gm, lo, hi, cpu, pct,
-	       bps, ok < n ? "FAILED" : b->no_verify ? "counted" : "verified",
+	printf("%6u  %-8s %7.2f [%6.2f..%6.2f] %15s %12s %13s %7.1f  %s "
+	       "%u/%u\n", runs[0].flows, br_name(b, runs[0].mode), gm, lo, hi,
+	       cpu, pct, bps, stats_median(st, n, NULL, NULL), ok < n ? "FAILED" : b->no_verify ? "counted" : "verified",
 	       ok, n);
 	for (i = 0; i < n; i++)
 		if (!runs[i].ok)
@@ -383,10 +392,10 @@ static void br_header(const struct bench_relay_opts *b)
 	       sysconf(_SC_NPROCESSORS_ONLN));
 	printf("relay CPU = user+sys of the relay process alone (getrusage; "
 	       "/proc/PID/stat for --via);\nthe load generator shares the "
-	       "machine.\n\n");
-	printf("%6s  %-8s %24s %15s %12s %13s  %s\n", "flows", "path",
+	       "machine. steal = the host's, over all CPUs (/proc/stat).\n\n");
+	printf("%6s  %-8s %24s %15s %12s %13s %7s  %s\n", "flows", "path",
 	       "Gbit/s median [min..max]", "relay CPU s/GiB", "relay CPU %",
-	       "B/splice in", "verdict");
+	       "B/splice in", "steal%", "verdict");
 }
 
 /* Runs every cell; modes interleave within a repeat to spread the noise. */

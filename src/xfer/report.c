@@ -118,9 +118,11 @@ void report_text(FILE *f, const struct dnd_result *r)
 		const struct dnd_cost *c = &r->cost;
 
 		fprintf(f, "  cpu: user %.3f s, sys %.3f s (%.1f%% of one CPU), "
-			"%.1f us/MB; machine busy %.1f%% of %d CPUs\n", c->user,
-			c->sys, c->wall > 0 ? 100 * (c->user + c->sys) / c->wall : 0,
-			c->usec_per_mb, c->sys_busy_pct, c->ncpu);
+			"%.1f us/MB; machine busy %.1f%% of %d CPUs, steal "
+			"%.1f%%\n", c->user, c->sys,
+			c->wall > 0 ? 100 * (c->user + c->sys) / c->wall : 0,
+			c->usec_per_mb, c->sys_busy_pct, c->ncpu,
+			c->sys_steal_pct);
 		fprintf(f, "  context switches: %ld voluntary, %ld involuntary\n",
 			c->nvcsw, c->nivcsw);
 		report_calls(f, &r->sc);
@@ -242,6 +244,7 @@ void report_json(FILE *f, const struct dnd_result *r)
 		json_f64(&j, "cpu_sys_seconds", c->sys);
 		json_f64(&j, "cpu_us_per_mb", c->usec_per_mb);
 		json_f64(&j, "machine_busy_pct", c->sys_busy_pct);
+		json_f64(&j, "machine_steal_pct", c->sys_steal_pct);
 		json_i64(&j, "ncpu", c->ncpu);
 		json_i64(&j, "ctx_voluntary", c->nvcsw);
 		json_i64(&j, "ctx_involuntary", c->nivcsw);

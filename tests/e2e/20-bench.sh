@@ -102,7 +102,9 @@ want = ("kind,table,src,sink,send,recv,buffer_bytes,recv_buffer_bytes,"
         "send_cpu_user_seconds,send_cpu_sys_seconds,recv_cpu_user_seconds,"
         "recv_cpu_sys_seconds,send_cpu_us_per_mb,recv_cpu_us_per_mb,"
         "cpu_us_per_mb,send_syscalls_per_mb,recv_syscalls_per_mb,"
-        "machine_busy_pct,machine_busy_run_pct,retransmits,ratio_memcpy,"
+        "machine_busy_pct,machine_busy_run_pct,machine_steal_pct,"
+        "machine_steal_run_pct,"
+        "retransmits,ratio_memcpy,"
         "ratio_pipe,ratio_iperf3,ratio_iperf3_l1m,ratio_copy,ratio_device,best_in_row").split(",")
 def check(cond, what):
     if not cond:
