@@ -66,28 +66,36 @@ dnd_round() { # dnd_round SEND[:RECV]: the receiver's MB/s, or "failed"
 
 echo "# zero -> null on loopback, $SIZE, $ROUNDS alternating rounds, $(uname -r), $(nproc) CPUs"
 echo "# dnd: send -m S $ARGS -> recv -m R (S:R; R null when not given) $ARGS; iperf3 -l 1M; CPUs: ${PIN:-unpinned}"
-declare -A v
-ip=()
+echo "# steal: the host's share of all CPUs during each run (/proc/stat); a run with more steal ran slower than its code"
+declare -A v st
+ip=() ips=()
 for r in $(seq "$ROUNDS"); do
+	k0=$(bench_ticks)
 	ip+=("$(iperf_round)")
-	line="round $r: iperf3 ${ip[-1]}"
+	ips+=("$(bench_steal_pct "$k0" "$(bench_ticks)")")
+	line="round $r: iperf3 ${ip[-1]} (steal ${ips[-1]}%)"
 	for m in $METHODS; do
+		k0=$(bench_ticks)
 		x=$(dnd_round "$m")
+		s=$(bench_steal_pct "$k0" "$(bench_ticks)")
 		v[$m]+=" $x"
-		line+=", $m $x"
+		st[$m]+=" $s"
+		line+=", $m $x ($s%)"
 	done
 	echo "# $line"
 done
 ref=$(bench_median "${ip[@]}")
 echo
-echo "| path | median MB/s | vs iperf3 -l 1M |"
-echo "| --- | --- | --- |"
-echo "| iperf3 -l 1M | $ref | 1.00x |"
+echo "| path | median MB/s | vs iperf3 -l 1M | median steal % |"
+echo "| --- | --- | --- | --- |"
+echo "| iperf3 -l 1M | $ref | 1.00x | $(bench_median "${ips[@]}") |"
 for m in $METHODS; do
 	# shellcheck disable=SC2086
 	x=$(bench_median ${v[$m]})
 	rm=null
 	[ "$m" = "${m#*:}" ] || rm="${m#*:} (/dev/null)"
-	[ "$x" = failed ] && { echo "| dnd ${m%%:*} -> $rm | failed | |"; continue; }
-	echo "| dnd ${m%%:*} -> $rm | $x | $(echo "scale=2; $x / $ref" | bc)x |"
+	# shellcheck disable=SC2086
+	[ "$x" = failed ] && { echo "| dnd ${m%%:*} -> $rm | failed | | |"; continue; }
+	# shellcheck disable=SC2086
+	echo "| dnd ${m%%:*} -> $rm | $x | $(echo "scale=2; $x / $ref" | bc)x | $(bench_median ${st[$m]}) |"
 done
