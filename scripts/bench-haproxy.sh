@@ -209,6 +209,7 @@ echo
 echo "target: dnd >= 1.2x haproxy's Gbit/s at <= 0.8x its relay CPU per GiB (medians of $repeat);"
 echo "both with $threads thread(s); pipes: dnd $pipe_size B, haproxy $hap_pipesize B"
 echo "all CPU = relay + load generator (client and sink) CPU per GiB; softirq (loopback's"
-echo "receive work) is in no process's CPU; steal% = the host's share of all CPUs, median"
-echo "of every run of the row (a row with steal is slower than the code is); runs: ${out:-not kept (use --out)}"
+echo "receive work) is in no process's CPU (machine_softirq_pct in --out's JSON per run);"
+echo "steal% = the host's share of all CPUs, median of every run of the row (a row with"
+echo "steal is slower than the code is); runs: ${out:-not kept (use --out)}"
 exit $rc

@@ -94,7 +94,6 @@ for m in $METHODS; do
 	x=$(bench_median ${v[$m]})
 	rm=null
 	[ "$m" = "${m#*:}" ] || rm="${m#*:} (/dev/null)"
-	# shellcheck disable=SC2086
 	[ "$x" = failed ] && { echo "| dnd ${m%%:*} -> $rm | failed | | |"; continue; }
 	# shellcheck disable=SC2086
 	echo "| dnd ${m%%:*} -> $rm | $x | $(echo "scale=2; $x / $ref" | bc)x | $(bench_median ${st[$m]}) |"

@@ -19,6 +19,7 @@
 #                        MB/s with 1.7 s. Which program ran after an idle
 #                        moment decided file -> file ratios.
 #   bench_ticks          "steal total": /proc/stat's ticks of all CPUs
+#                        (%.0f: mawk prints integers past 2^31 as %.6g)
 #   bench_steal_pct A B  steal between two bench_ticks, in % of all CPUs
 #                        (on a VM, the host ran something else while these
 #                        CPUs had work: the run is slower than the code is)
@@ -57,7 +58,7 @@ bench_warm() {
 
 bench_ticks() {
 	awk '$1 == "cpu" { t = 0; for (i = 2; i <= 9 && i <= NF; i++) t += $i
-		print (NF >= 9 ? $9 : 0), t; exit }' /proc/stat
+		printf "%s %.0f\n", (NF >= 9 ? $9 : 0), t; exit }' /proc/stat
 }
 
 bench_steal_pct() {

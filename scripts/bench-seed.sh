@@ -190,7 +190,7 @@ pair() {
 			run "$p" "$sm" "$rm" "$src" "$dst" >"$W/one"
 			out=$(cat "$W/one")
 			case $out in
-			fail*) echo "| $label | $p $out | | | | | | | | |"; return ;;
+			fail*) echo "| $label | $p $out | | | | | | | |"; return ;;
 			esac
 			echo "$out" >>"$W/res.$p"
 		done

@@ -369,7 +369,8 @@ static void br_row(const struct bench_relay_opts *b, const struct br_run *runs,
 			 stats_median(s, ns, NULL, NULL));
 	printf("%6u  %-8s %7.2f [%6.2f..%6.2f] %15s %12s %13s %7.1f  %s "
 	       "%u/%u\n", runs[0].flows, br_name(b, runs[0].mode), gm, lo, hi,
-	       cpu, pct, bps, stats_median(st, n, NULL, NULL), ok < n ? "FAILED" : b->no_verify ? "counted" : "verified",
+	       cpu, pct, bps, stats_median(st, n, NULL, NULL),
+	       ok < n ? "FAILED" : b->no_verify ? "counted" : "verified",
 	       ok, n);
 	for (i = 0; i < n; i++)
 		if (!runs[i].ok)
