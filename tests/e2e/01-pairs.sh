@@ -42,4 +42,9 @@ if command -v xxhsum >/dev/null; then
 	want=$(xxhsum -H3 "$T/src.65537" | sed 's/.*= //')
 	grep -q "xxh3 $want" "$T/r.log" || fail "printed hash is not xxhsum -H3's $want"
 fi
+# The cost line of the last transfer, on both sides: steal apart from busy.
+for side in s r; do
+	grep -Eq '^  cpu: user [0-9.]+ s, sys [0-9.]+ s \([0-9.]+% of one CPU\), [0-9.]+ us/MB; machine busy [0-9.]+% of [0-9]+ CPUs, steal [0-9.]+%$' "$T/$side.log" ||
+		fail "no cpu line with busy and steal: $(cat "$T/$side.log")"
+done
 ok "$n transfers byte-exact and verified on both sides"

@@ -12,6 +12,8 @@ for side in s r; do
 		.verdict == "verified" and .bytes == 1000000 and
 		(.xxh3 | test("^[0-9a-f]{16}$")) and .seconds > 0 and
 		.mb_per_s > 0 and .cpu_us_per_mb >= 0 and .ncpu >= 1 and
+		.machine_busy_pct >= 0 and .machine_steal_pct >= 0 and
+		.machine_busy_pct + .machine_steal_pct <= 100.0001 and
 		(.syscalls | type == "object") and .sndbuf_bytes > 0 and .rcvbuf_bytes > 0 and
 		.tcp.rtt_us >= 0' <(json_of "$T/$side.log") >/dev/null ||
 		fail "$side JSON lacks fields: $(cat "$T/$side.log")"
