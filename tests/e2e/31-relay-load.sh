@@ -78,9 +78,9 @@ stop_relay() {
 # flows_done WHAT TEXT: the client ends well with TEXT in its summary, the
 # sink ends well, the relay stops (exit 0).
 flows_done() {
-	wait_for "$cpid" 30 || fail "$1 client: $(cat "$T/client.log")"
+	wait_for "$cpid" 120 || fail "$1 client: $(cat "$T/client.log")"
 	grep -q "$2" "$T/client.log" || fail "$1 client: $(cat "$T/client.log")"
-	wait_for "$spid" 30 || fail "$1 sink: $(cat "$T/sink.log")"
+	wait_for "$spid" 120 || fail "$1 sink: $(cat "$T/sink.log")"
 	stop_relay
 }
 
@@ -153,12 +153,14 @@ ok "EMFILE on pipe(): $fb of $F flows fell back to copying, every byte verified"
 # 1,000 idle flows with an idle timeout beside live ones: while only the
 # idle flows are open the relay sleeps; the live flows go as fast as
 # without them; then the timeout resets the idle ones (and only them).
+# The timeout counts from an idle flow's last byte and must outlast the
+# setup, the quiet second and three live rounds (slow under ASan).
 L=8
 next_port; sink=$PORT
 next_port; rl=$PORT
-bg "$T/sink.log" "$DND" bench relay --sink -l "127.0.0.1:$sink" --count $((1000 + 2 * L))
+bg "$T/sink.log" "$DND" bench relay --sink -l "127.0.0.1:$sink" --count $((1000 + 4 * L))
 spid=$BPID
-relay -l "127.0.0.1:$rl" -t "127.0.0.1:$sink" --idle-timeout 5 --max-conn 2000
+relay -l "127.0.0.1:$rl" -t "127.0.0.1:$sink" --idle-timeout 15 --max-conn 2000
 wait_listen "$sink"
 wait_listen "$rl"
 # live N: L flows, 384 MiB each way in all, beside N open flows; sets secs
@@ -182,6 +184,15 @@ bg "$T/idle.log" "$DND" bench relay --client -t "127.0.0.1:$rl" --flows 1000 --b
 ipid=$BPID
 wait_text "$T/idle.log" "peer client: paused" 20
 wait_active 1000 20
+# The last flows' headers and the sink's FINs may still be on their way
+# when the 1,000th flow is counted: wait (up to 10 s) until a 0.3 s gap
+# between two snapshots holds no more than their own SIGUSR1 wakeups.
+for i in $(seq 1 20); do
+	w0=$(stat wakeups)
+	sleep 0.3
+	snap
+	[ $(($(stat wakeups) - w0)) -le 2 ] && break
+done
 w0=$(stat wakeups) c0=$(awk -v u="$(stat cpu_user_seconds)" -v s="$(stat cpu_sys_seconds)" 'BEGIN { print u + s }')
 sleep 1
 snap
@@ -190,22 +201,30 @@ w1=$(stat wakeups) c1=$(awk -v u="$(stat cpu_user_seconds)" -v s="$(stat cpu_sys
 # by idle flows would wake thousands of times (the CPU says the same).
 [ $((w1 - w0)) -le 50 ] && awk -v a="$c0" -v b="$c1" 'BEGIN { exit !(b - a < 0.05) }' ||
 	fail "1,000 idle flows kept the relay busy: $((w1 - w0)) wakeups, CPU $c0 -> $c1 s in 1 s"
-live 1000
-[ "$(stat active)" = 1000 ] || fail "idle flows closed early, or live ones left open: $(tail -n1 "$T/relay.json")"
-awk -v b="$base_secs" -v s="$secs" -v bc="$base_cpu" -v c="$cpu" \
-	'BEGIN { exit !(s <= 2 * b + 1 && c <= 1.5 * bc + 0.1) }' ||
-	fail "1,000 idle flows slowed the live ones: $base_secs s, $base_cpu s CPU alone; $secs s, $cpu s CPU beside them"
-wait_for "$ipid" 30 && fail "idle flows ended cleanly: $(cat "$T/idle.log")"
+# Three live rounds beside the idle flows, the best of them counting: a
+# neighbour on this VM can only slow a round, while a relay that idle
+# flows slow would miss the bound in all three.
+fast= rounds=
+for try in 1 2 3; do
+	live 1000
+	[ "$(stat active)" = 1000 ] || fail "idle flows closed early, or live ones left open: $(tail -n1 "$T/relay.json")"
+	[ -n "$fast" ] || ! awk -v b="$base_secs" -v s="$secs" -v bc="$base_cpu" -v c="$cpu" \
+		'BEGIN { exit !(s <= 2 * b + 1 && c <= 1.5 * bc + 0.1) }' || fast="$secs s ($cpu s CPU)"
+	rounds="$rounds${rounds:+, }$secs s ($cpu s CPU)"
+done
+[ -n "$fast" ] ||
+	fail "1,000 idle flows slowed the live ones: $base_secs s, $base_cpu s CPU alone; $rounds beside them"
+wait_for "$ipid" 60 && fail "idle flows ended cleanly: $(cat "$T/idle.log")"
 # EPIPE: a reset after the sink's FIN [tcp_reset()].
 grep -q "peer client: 0 flows ok, 1000 failed" "$T/idle.log" &&
 	grep -qE "(Connection reset by peer|Broken pipe) while waiting" "$T/idle.log" ||
 	fail "idle client: $(cat "$T/idle.log")"
-wait_for "$spid" 30 && fail "the sink took reset flows for complete: $(cat "$T/sink.log")"
-grep -q "peer sink: $((2 * L)) flows ok, 1000 failed" "$T/sink.log" || fail "sink: $(cat "$T/sink.log")"
+wait_for "$spid" 60 && fail "the sink took reset flows for complete: $(cat "$T/sink.log")"
+grep -q "peer sink: $((4 * L)) flows ok, 1000 failed" "$T/sink.log" || fail "sink: $(cat "$T/sink.log")"
 stop_relay
-[ "$(stat idle_closed)" = 1000 ] && [ "$(stat completed)" = $((2 * L)) ] ||
+[ "$(stat idle_closed)" = 1000 ] && [ "$(stat completed)" = $((4 * L)) ] ||
 	fail "relay stats: $(tail -n1 "$T/relay.json")"
-ok "1,000 idle flows: relay idle between them; live flows $base_secs s ($base_cpu s CPU) alone, $secs s ($cpu s CPU) beside them; all 1,000 reset by the idle timeout"
+ok "1,000 idle flows: relay idle between them; live flows $base_secs s ($base_cpu s CPU) alone, $rounds beside them; all 1,000 reset by the idle timeout"
 
 echo "elapsed: $((SECONDS - t_start)) s"
 [ -z "${short:-}" ] || skip "$short"
