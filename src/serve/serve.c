@@ -1,11 +1,15 @@
 // SPDX-License-Identifier: MIT
 /*
- * dnd serve's parent: listens, forks a child per connection at once (the
- * handshake runs there, under its deadline), reaps children and prints
+ * dnd serve's parent: listens, holds each new connection until the client's
+ * first byte is there (a client speaks first), then forks a child for it
+ * (the handshake runs there, under its deadline); reaps children and prints
  * their log lines, keeps the session slots honest, and stops gracefully.
- * It never reads a byte from a client itself.
+ * It never reads a byte from a client itself: it only polls. A connection
+ * that sends nothing costs an fd and a poll slot, not a process, so a flood
+ * of idle connections cannot delay a real client behind a thousand forks.
  */
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -33,12 +37,22 @@ struct kid {
 	char peer[96];
 };
 
+/* A connection accepted whose client has not sent its first byte yet. */
+struct waiting {
+	int fd;
+	double t0;
+	char peer[96];
+};
+
 struct server {
 	const struct serve_opts *o;
 	struct serve_ctx ctx;
 	int lfd, sfd;
 	unsigned int cap, n;
 	struct kid *kids;
+	unsigned int wait_max, nwait;	/* oldest first */
+	struct waiting *wait;
+	struct pollfd *pfd;		/* 2 + wait_max */
 	bool stopping;
 	double stop_at;
 	struct dnd_metrics *metrics;
@@ -69,6 +83,8 @@ static void serve_publish(const struct server *sv)
 		    "outcome=\"killed\"", (double)sv->count.lost);
 	metrics_add(&t, "serve_children", "gauge", "Session and handshake "
 		    "processes alive.", NULL, sv->n);
+	metrics_add(&t, "serve_waiting", "gauge", "Connections accepted "
+		    "whose client has not sent a byte yet.", NULL, sv->nwait);
 	snprintf(lab, sizeof(lab), "direction=\"push\"");
 	metrics_add(&t, "serve_bytes_total", "counter", "Payload bytes of "
 		    "the sessions that ended.", lab,
@@ -218,39 +234,93 @@ static void serve_fork_child(struct server *sv, int fd, const char *peer,
 			     int logfd)
 {
 	sigset_t none;
+	unsigned int i;
 
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	close(sv->lfd);
 	close(sv->sfd);
+	/* Other clients' connections are none of this session's business. */
+	for (i = 0; i < sv->nwait; i++)
+		close(sv->wait[i].fd);
 	/* Not in the terminal's process group: ^C stops the parent, which
 	 * then lets the sessions finish. */
 	setpgid(0, 0);
 	serve_child(&sv->ctx, fd, peer, logfd);
 }
 
-/* One connection: refused at once by --allow, or handed to a child. */
+/* A waiting connection ends without a child: logged, counted, closed. */
+static void serve_drop(struct server *sv, const struct waiting *w,
+		       const char *what)
+{
+	serve_log(sv, w->peer, stats_now() - w->t0, what);
+	sv->count.failed++;
+	close(w->fd);
+}
+
+/* The stop: connections that have not spoken are closed unserved. */
+static void serve_unwait(struct server *sv)
+{
+	unsigned int i;
+
+	for (i = 0; i < sv->nwait; i++)
+		serve_drop(sv, &sv->wait[i], "failed: the server stopped "
+			   "before the client's hello");
+	sv->nwait = 0;
+}
+
+/* Up to 64 connections: refused at once by --allow, or held until their
+ * first byte (the oldest waiting one closed when the table is full). */
 static void serve_accept(struct server *sv)
 {
 	struct sockaddr_storage ss;
-	socklen_t sl = sizeof(ss);
-	int fd, p[2];
-	char peer[96];
+	socklen_t sl;
+	struct waiting *w;
+	char what[96];
+	int fd, k;
+
+	for (k = 0; k < 64; k++) {
+		sl = sizeof(ss);
+		fd = accept4(sv->lfd, (struct sockaddr *)&ss, &sl,
+			     SOCK_CLOEXEC);
+		if (fd < 0)
+			break;
+		sv->count.accepted++;
+		if (sv->o->has_allow && !cidr_match(&sv->o->allow,
+						    (struct sockaddr *)&ss, sl)) {
+			net_addr_str((struct sockaddr *)&ss, sl, what,
+				     sizeof(what));
+			serve_log(sv, what, 0, "refused: not in --allow");
+			sv->count.refused_allow++;
+			close(fd);
+			continue;
+		}
+		if (sv->nwait == sv->wait_max) {
+			snprintf(what, sizeof(what), "failed: closed before its "
+				 "first byte: %u newer connections were waiting",
+				 sv->wait_max);
+			serve_drop(sv, &sv->wait[0], what);
+			memmove(sv->wait, sv->wait + 1,
+				--sv->nwait * sizeof(*sv->wait));
+		}
+		w = &sv->wait[sv->nwait];
+		w->fd = fd;
+		w->t0 = stats_now();
+		net_addr_str((struct sockaddr *)&ss, sl, w->peer,
+			     sizeof(w->peer));
+		sv->nwait++;
+	}
+	serve_publish(sv);
+}
+
+/* A client has spoken: its connection goes to a child of its own. It is
+ * out of the waiting table by now, so the child closes all of that. */
+static void serve_spawn(struct server *sv, const struct waiting *w)
+{
+	int fd = w->fd, p[2];
+	const char *peer = w->peer;
 	pid_t pid;
 
-	fd = accept4(sv->lfd, (struct sockaddr *)&ss, &sl, SOCK_CLOEXEC);
-	if (fd < 0)
-		return;
-	net_addr_str((struct sockaddr *)&ss, sl, peer, sizeof(peer));
-	sv->count.accepted++;
-	if (sv->o->has_allow && !cidr_match(&sv->o->allow,
-					    (struct sockaddr *)&ss, sl)) {
-		serve_log(sv, peer, 0, "refused: not in --allow");
-		sv->count.refused_allow++;
-		serve_publish(sv);
-		close(fd);
-		return;
-	}
 	while (sv->n >= sv->cap) {
 		serve_make_room(sv);
 		serve_reap(sv);
@@ -291,12 +361,72 @@ static void serve_stop(struct server *sv)
 		sv->stop_at = stats_now() + sv->o->grace;
 		close(sv->lfd);
 		sv->lfd = -1;
+		serve_unwait(sv);
 		log_err("stopping: %u session(s) get %g s to finish", sv->n,
 			sv->o->grace);
 	}
 	for (i = 0; i < sv->n; i++)
 		if (!serve_in_session(sv, sv->kids[i].pid))
 			kill(sv->kids[i].pid, SIGKILL);
+}
+
+/*
+ * Whether a readable waiting connection holds a byte (a peek, which takes
+ * nothing from the child): 0, or the reason it will never hold one.
+ */
+static int serve_peek(const struct waiting *w, char *what, size_t len)
+{
+	char c;
+	ssize_t n = recv(w->fd, &c, 1, MSG_PEEK | MSG_DONTWAIT);
+
+	if (n == 1 || (n < 0 && (errno == EAGAIN || errno == EINTR)))
+		return 0;
+	if (n == 0)
+		snprintf(what, len, "failed: the peer closed the connection "
+			 "before the client's hello");
+	else
+		snprintf(what, len, "failed: handshake client's hello: %s",
+			 strerror(errno));
+	return -1;
+}
+
+/*
+ * The waiting connections after a poll: one with a byte from its client
+ * goes to a child; one closed or reset before its first byte, or silent
+ * for DND_HS_TIMEOUT, is closed here. Each leaves the table before its
+ * fork, in order, with its poll slot.
+ */
+static void serve_waited(struct server *sv)
+{
+	double now = stats_now();
+	unsigned int i = 0, left;
+	struct waiting w;
+	char what[160];
+	bool changed = false;
+	short re;
+
+	while (i < sv->nwait) {
+		re = sv->pfd[2 + i].revents;
+		if (!re && now - sv->wait[i].t0 <= DND_HS_TIMEOUT) {
+			i++;
+			continue;
+		}
+		w = sv->wait[i];
+		left = sv->nwait - i - 1;
+		memmove(sv->wait + i, sv->wait + i + 1, left * sizeof(*sv->wait));
+		memmove(sv->pfd + 2 + i, sv->pfd + 3 + i, left * sizeof(*sv->pfd));
+		sv->nwait--;
+		changed = true;
+		if (!re)
+			serve_drop(sv, &w, "failed: handshake timed out at the "
+				   "client's hello");
+		else if (serve_peek(&w, what, sizeof(what)))
+			serve_drop(sv, &w, what);
+		else
+			serve_spawn(sv, &w);
+	}
+	if (changed)
+		serve_publish(sv);
 }
 
 static void serve_signals(struct server *sv)
@@ -324,18 +454,29 @@ static bool serve_drained(struct server *sv)
 
 static int serve_loop(struct server *sv)
 {
-	struct pollfd pfd[2];
+	struct pollfd *pfd = sv->pfd;
 	double now;
 	unsigned int i;
+	bool accept_now;
 
 	for (;;) {
 		pfd[0] = (struct pollfd){ .fd = sv->sfd, .events = POLLIN };
+		/* Stopped: lfd is -1, which poll() skips. */
 		pfd[1] = (struct pollfd){ .fd = sv->lfd, .events = POLLIN };
-		if (poll(pfd, sv->lfd >= 0 ? 2 : 1, 200) < 0 && errno != EINTR)
-			return 1;
+		for (i = 0; i < sv->nwait; i++)
+			pfd[2 + i] = (struct pollfd){ .fd = sv->wait[i].fd,
+						      .events = POLLIN };
+		if (poll(pfd, 2 + sv->nwait, 200) < 0) {
+			if (errno != EINTR)
+				return 1;
+			for (i = 0; i < 2 + sv->nwait; i++)
+				pfd[i].revents = 0;
+		}
+		accept_now = sv->lfd >= 0 && pfd[1].revents & POLLIN;
+		serve_waited(sv);
 		if (pfd[0].revents)
 			serve_signals(sv);
-		if (sv->lfd >= 0 && pfd[1].revents & POLLIN)
+		if (accept_now && sv->lfd >= 0)
 			serve_accept(sv);
 		serve_reap(sv);
 		if (sv->stopping && serve_drained(sv))
@@ -349,6 +490,30 @@ static int serve_loop(struct server *sv)
 	}
 }
 
+/*
+ * How many connections may wait for their first byte: SERVE_WAIT_MAX, as
+ * far as RLIMIT_NOFILE allows beside a log pipe per child and some spare
+ * (the soft limit is raised towards the hard one for that first). accept()
+ * then never meets EMFILE, which would leave the listener readable for ever.
+ */
+static unsigned int serve_wait_max(unsigned int kids)
+{
+	rlim_t want = (rlim_t)SERVE_WAIT_MAX + kids + 64, room;
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == -1)
+		return 16;
+	if (rl.rlim_cur < want) {
+		rl.rlim_cur = rl.rlim_max < want ? rl.rlim_max : want;
+		setrlimit(RLIMIT_NOFILE, &rl);
+		getrlimit(RLIMIT_NOFILE, &rl);
+	}
+	room = rl.rlim_cur > (rlim_t)kids + 64 ? rl.rlim_cur - kids - 64 : 0;
+	if (room < 16)
+		room = 16;
+	return room < SERVE_WAIT_MAX ? (unsigned int)room : SERVE_WAIT_MAX;
+}
+
 /* The listening socket, the signals and the tables. 0 or 1. */
 static int serve_setup(struct server *sv)
 {
@@ -360,13 +525,16 @@ static int serve_setup(struct server *sv)
 
 	sv->cap = o->max_sessions + SERVE_PENDING_MAX;
 	sv->kids = calloc(sv->cap, sizeof(*sv->kids));
+	sv->wait_max = serve_wait_max(sv->cap);
+	sv->wait = calloc(sv->wait_max, sizeof(*sv->wait));
+	sv->pfd = calloc(2 + sv->wait_max, sizeof(*sv->pfd));
 	sv->ctx.slots = mmap(NULL, o->max_sessions * sizeof(pid_t),
 			     PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
 			     -1, 0);
 	sv->ctx.litter = mmap(NULL, o->max_sessions * sizeof(*sv->ctx.litter),
 			      PROT_READ | PROT_WRITE,
 			      MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	if (!sv->kids || sv->ctx.slots == MAP_FAILED ||
+	if (!sv->kids || !sv->wait || !sv->pfd || sv->ctx.slots == MAP_FAILED ||
 	    sv->ctx.litter == MAP_FAILED) {
 		log_err("out of memory");
 		return 1;
@@ -431,6 +599,9 @@ int serve_run(const struct serve_opts *o)
 	if (sv.sfd >= 0)
 		close(sv.sfd);
 	metrics_stop(sv.metrics);
+	serve_unwait(&sv);
+	free(sv.wait);
+	free(sv.pfd);
 	free(sv.kids);
 	key_wipe(&sv.ctx.key);
 	confine_close(&sv.ctx.dir);

@@ -142,13 +142,54 @@ fpid=$!
 _pids+=("$fpid")
 for _ in $(seq 1 200); do [ -s "$T/flood.out" ] && break; sleep 0.05; done
 [ "$(cat "$T/flood.out")" = 1000 ] || fail "flood opened $(cat "$T/flood.out") connections"
+# A connection costs a process only once its client has sent a byte.
+kids=$(pgrep -c -P "$SPID" || true)
+[ "$kids" = 0 ] || fail "1000 silent connections hold $kids session processes"
 t0=$(date +%s)
 expect_exit 0 cli send --key "$T/key" --to real "$T/src"
-[ $(($(date +%s) - t0)) -le 8 ] || fail "the real client waited $(($(date +%s) - t0)) s"
+waited=$(($(date +%s) - t0))
+[ "$waited" -le 8 ] || fail "the real client waited $waited s"
 cmp -s "$T/src" "$d/real" || fail "the real client's file differs"
 rm -f "$d/real"
+# Each silent connection is closed after the handshake's 5 s, and logged.
+for _ in $(seq 1 150); do
+	[ "$(grep -c "handshake timed out at the client's hello" "$T/serve.log")" -ge 1000 ] && break
+	sleep 0.1
+done
+[ "$(grep -c "session 10.231.0.2:[0-9]*: failed: handshake timed out at the client's hello" "$T/serve.log")" = 1000 ] ||
+	fail "$(grep -c "timed out" "$T/serve.log") of 1000 silent connections logged as timed out: $(tail -n3 "$T/serve.log")"
 kill "$fpid" 2>/dev/null
-ok "1000 idle connections: a real client is still served"
+ok "1000 idle connections: no process for them, a real client still served (in $waited s), each closed after 5 s"
+
+# Connections that end before their first byte are closed by the server
+# itself, with the cause; one still silent at a SIGTERM is closed too.
+ns_conn() { # MODE: "fin" closes at once, "rst" resets, "hold" stays 20 s
+	timeout 25 ip netns exec "$NS_B" perl -MSocket -e '
+		socket(my $s, PF_INET, SOCK_STREAM, 0) or die "socket: $!";
+		connect($s, sockaddr_in($ARGV[0], inet_aton("10.231.0.1"))) or die "connect: $!";
+		setsockopt($s, SOL_SOCKET, SO_LINGER, pack("ii", 1, 0)) if $ARGV[1] eq "rst";
+		sleep 20 if $ARGV[1] eq "hold";
+		close $s;' "$PORT" "$1"
+}
+ns_conn fin
+wait_log "$T/serve.log" "session 10.231.0.2:[0-9]*: failed: the peer closed the connection before the client's hello" \
+	"a connection closed before its hello is not logged"
+ns_conn rst
+wait_log "$T/serve.log" "session 10.231.0.2:[0-9]*: failed: handshake client's hello: Connection reset by peer" \
+	"a connection reset before its hello is not logged"
+bg "$T/hold.log" ns_conn hold
+for _ in $(seq 1 100); do
+	# Once accepted, the server's own fd holds the connection.
+	ip netns exec "$NS_A" ss -Htnp state established "( sport = :$PORT )" | grep -q "pid=$SPID," && break
+	sleep 0.05
+done
+stop
+grep -q "session 10.231.0.2:[0-9]*: failed: the server stopped before the client's hello" "$T/serve.log" ||
+	fail "a silent connection at SIGTERM is not logged: $(tail -n3 "$T/serve.log")"
+grep -q "the session process" "$T/serve.log" &&
+	fail "a connection without a byte got a process: $(grep "the session process" "$T/serve.log")"
+ok "a connection closed, reset or still silent before its first byte: closed by the server, with the cause"
+serve --key "$T/key"
 
 # --allow: a peer outside the prefixes is closed at once, and logged.
 stop; serve --key "$T/key" --allow 10.9.0.0/16,127.0.0.1

@@ -31,20 +31,32 @@ random_file "$T/f" 3000000
 "$DND" send -c 127.0.0.1 -p "$sport" --to f "$T/f" >"$T/s.log" 2>&1 ||
 	fail "push: $(cat "$T/s.log" "$T/serve.log")"
 "$DND" send -c 127.0.0.1 -p "$sport" --to ../escape "$T/f" >/dev/null 2>&1
+# Each session is counted when the server reaps its process, in any order.
+serve_counted() {
+	[ "$(scrape "$url" dnd_serve_connections_total)" = 2 ] &&
+	[ "$(scrape "$url" 'dnd_serve_sessions_total{outcome="ok"}')" = 1 ] &&
+	[ "$(scrape "$url" 'dnd_serve_sessions_total{outcome="failed"}')" = 1 ] &&
+	[ "$(scrape "$url" 'dnd_serve_bytes_total{direction="push"}')" = 3000000 ]
+}
 for i in $(seq 1 50); do
-	[ "$(scrape "$url" 'dnd_serve_sessions_total{outcome="failed"}')" = 1 ] && break
+	serve_counted && break
 	sleep 0.1
 done
-[ "$(scrape "$url" dnd_serve_connections_total)" = 2 ] &&
-[ "$(scrape "$url" 'dnd_serve_sessions_total{outcome="ok"}')" = 1 ] &&
-[ "$(scrape "$url" 'dnd_serve_sessions_total{outcome="failed"}')" = 1 ] &&
-[ "$(scrape "$url" 'dnd_serve_bytes_total{direction="push"}')" = 3000000 ] ||
-	fail "serve counters did not move: $(curl -s "$url")"
+serve_counted || fail "serve counters did not move: $(curl -s "$url")"
+# A connection that has not sent a byte waits, counted, without a process.
+exec 7<>"/dev/tcp/127.0.0.1/$sport"
+for i in $(seq 1 50); do
+	[ "$(scrape "$url" dnd_serve_waiting)" = 1 ] && break
+	sleep 0.1
+done
+[ "$(scrape "$url" dnd_serve_waiting)" = 1 ] && [ "$(scrape "$url" dnd_serve_children)" = 0 ] ||
+	fail "a silent connection: $(curl -s "$url")"
+exec 7>&-
 [ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$mport/x")" = 404 ] ||
 	fail "another path is not 404"
 kill -TERM "$spid"
 wait "$spid" || fail "serve exit $?"
-ok "serve: connections, sessions by outcome and bytes counted at /metrics"
+ok "serve: connections, sessions by outcome, bytes and waiting connections counted at /metrics"
 
 # --- dnd relay -----------------------------------------------------------------
 next_port
