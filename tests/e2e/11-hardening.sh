@@ -162,6 +162,13 @@ kill -STOP "$RPID"
 "$DND" send -c 127.0.0.1 -p "$PORT" -m mmap -b 1Mi "$T/shrink" >"$T/s.log" 2>&1 &
 sp=$!
 _pids+=("$sp")
+# The sender connects (the kernel completes the handshake for the stopped
+# receiver), then opens and maps its source: half a second after the
+# connection, however slow its start, the file shrinks.
+for _ in $(seq 1 200); do
+	ss -Htnp state established "( dport = :$PORT )" | grep -q "pid=$sp," && break
+	sleep 0.05
+done
 sleep 0.5
 truncate -s 1M "$T/shrink"
 kill -CONT "$RPID"

@@ -72,6 +72,9 @@ cmp -s "$T/src" "$d/lo1" || fail "keyless loopback push differs"
 expect_exit 1 timeout 20 ip netns exec "$NS_B" "$DND" send -c 10.231.0.1 -p "$PORT" --to lo2 "$T/src"
 expect_out "it refuses this client (a server without --key serves loopback peers only"
 [ ! -e "$d/lo2" ] || fail "lo2 written by a keyless server for a remote peer"
+# The refusing session logs once its client has gone; a SIGTERM before
+# that would cut it.
+wait_log "$T/serve2.log" '"peer":"10.231.0.2:[0-9]*"' "the remote refusal is not logged"
 kill -TERM "$spid"; wait "$spid" || fail "serve exited $?"
 grep -q '"type":"serve_session".*"peer":"127.0.0.1:[0-9]*","direction":"push","name":"lo1","method":"rw","bytes":3000000,.*"verdict":"verified","error":null' "$T/serve2.log" ||
 	fail "no JSON log line: $(cat "$T/serve2.log")"

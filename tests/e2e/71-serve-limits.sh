@@ -114,15 +114,20 @@ ok "a SIGKILLed session process: logged, the server goes on"
 
 # --max-sessions 1: a second client is told the server is busy.
 stop; serve --key "$T/key" --max-sessions 1 --grace 1
-(sleep 2 | ip netns exec "$NS_B" "$DND" send --key "$T/key" -c 10.231.0.1 -p "$PORT" --to held - >"$T/held.log" 2>&1) &
+# The held session reads a FIFO that stays open until the test closes it.
+mkfifo "$T/hold"
+(ip netns exec "$NS_B" "$DND" send --key "$T/key" -c 10.231.0.1 -p "$PORT" --to held - <"$T/hold" >"$T/held.log" 2>&1) &
 hpid=$!
 _pids+=("$hpid")
-for _ in $(seq 1 100); do
+exec 9>"$T/hold"
+for _ in $(seq 1 200); do
 	ls -A "$d" | grep -q '^.held.dnd-' && break
-	sleep 0.02
+	sleep 0.05
 done
+ls -A "$d" | grep -q '^.held.dnd-' || fail "the held session did not start: $(cat "$T/held.log")"
 expect_exit 1 cli send --key "$T/key" --to second "$T/src"
 expect_out "server refused: server busy: 1 sessions are running (--max-sessions)"
+exec 9>&-
 wait "$hpid" || fail "the held client failed: $(cat "$T/held.log")"
 [ -f "$d/held" ] && [ ! -s "$d/held" ] || fail "the held session did not land"
 rm -f "$d/held"

@@ -40,6 +40,11 @@ check_cells() { # check_cells FAR-SIDE
 		head -1 | grep -q . && fail "$1: a cell lacks one side's calls"
 	grep -q '"src":"file","sink":"file".*"status":"ok".*"verdict":"verified"' "$T/j" ||
 		fail "$1: no verified file -> file cell"
+	# The session removes its scratch file after the client has its report.
+	for _ in $(seq 1 50); do
+		[ -z "$(ls -A "$d")" ] && break
+		sleep 0.1
+	done
 	[ -z "$(ls -A "$d")" ] || fail "$1: left in DIR: $(ls -A "$d")"
 }
 
