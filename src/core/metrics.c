@@ -108,7 +108,10 @@ struct dnd_metrics *metrics_start(const char *addr, uint16_t port, char *at,
 		return NULL;
 	}
 	pthread_mutex_init(&m->lock, NULL);
-	m->d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD |
+	/* AUTO: epoll (or poll), not select(), which refuses a connection
+	 * whose fd is past FD_SETSIZE: in a relay of 10,000 flows or a
+	 * server holding 1,000 waiting connections, every one. */
+	m->d = MHD_start_daemon(MHD_USE_AUTO_INTERNAL_THREAD |
 				MHD_USE_ERROR_LOG, 0, NULL, NULL,
 				metrics_answer, m, MHD_OPTION_LISTEN_SOCKET, fd,
 				MHD_OPTION_CONNECTION_LIMIT, 16u,

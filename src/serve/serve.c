@@ -51,6 +51,7 @@ struct server {
 	unsigned int cap, n;
 	struct kid *kids;
 	unsigned int wait_max, nwait;	/* oldest first */
+	double accept_rest;		/* out of fds: no accept before */
 	struct waiting *wait;
 	struct pollfd *pfd;		/* 2 + wait_max */
 	bool stopping;
@@ -264,13 +265,26 @@ static void serve_unwait(struct server *sv)
 	unsigned int i;
 
 	for (i = 0; i < sv->nwait; i++)
-		serve_drop(sv, &sv->wait[i], "failed: the server stopped "
-			   "before the client's hello");
+		serve_drop(sv, &sv->wait[i], "the server stopped before the "
+			   "client's hello");
 	sv->nwait = 0;
+	serve_publish(sv);
+}
+
+/* Makes room in the waiting table: its oldest connection is closed. */
+static void serve_evict(struct server *sv, const char *why)
+{
+	char what[160];
+
+	snprintf(what, sizeof(what), "closed before its first byte: %s", why);
+	serve_drop(sv, &sv->wait[0], what);
+	memmove(sv->wait, sv->wait + 1, --sv->nwait * sizeof(*sv->wait));
 }
 
 /* Up to 64 connections: refused at once by --allow, or held until their
- * first byte (the oldest waiting one closed when the table is full). */
+ * first byte (the oldest waiting one closed when the table is full). Out
+ * of fds, the oldest waiting one goes too; with none waiting, the listener
+ * rests for 100 ms rather than spin on a queue it cannot take from. */
 static void serve_accept(struct server *sv)
 {
 	struct sockaddr_storage ss;
@@ -283,6 +297,14 @@ static void serve_accept(struct server *sv)
 		sl = sizeof(ss);
 		fd = accept4(sv->lfd, (struct sockaddr *)&ss, &sl,
 			     SOCK_CLOEXEC);
+		if (fd < 0 && (errno == EMFILE || errno == ENFILE)) {
+			if (!sv->nwait) {
+				sv->accept_rest = stats_now() + 0.1;
+				break;
+			}
+			serve_evict(sv, "out of file descriptors");
+			continue;
+		}
 		if (fd < 0)
 			break;
 		sv->count.accepted++;
@@ -296,12 +318,9 @@ static void serve_accept(struct server *sv)
 			continue;
 		}
 		if (sv->nwait == sv->wait_max) {
-			snprintf(what, sizeof(what), "failed: closed before its "
-				 "first byte: %u newer connections were waiting",
-				 sv->wait_max);
-			serve_drop(sv, &sv->wait[0], what);
-			memmove(sv->wait, sv->wait + 1,
-				--sv->nwait * sizeof(*sv->wait));
+			snprintf(what, sizeof(what), "%u newer connections "
+				 "were waiting", sv->wait_max);
+			serve_evict(sv, what);
 		}
 		w = &sv->wait[sv->nwait];
 		w->fd = fd;
@@ -382,48 +401,65 @@ static int serve_peek(const struct waiting *w, char *what, size_t len)
 	if (n == 1 || (n < 0 && (errno == EAGAIN || errno == EINTR)))
 		return 0;
 	if (n == 0)
-		snprintf(what, len, "failed: the peer closed the connection "
-			 "before the client's hello");
+		snprintf(what, len, "the peer closed the connection before "
+			 "the client's hello");
 	else
-		snprintf(what, len, "failed: handshake client's hello: %s",
+		snprintf(what, len, "handshake client's hello: %s",
 			 strerror(errno));
 	return -1;
 }
 
 /*
- * The waiting connections after a poll: one with a byte from its client
- * goes to a child; one closed or reset before its first byte, or silent
- * for DND_HS_TIMEOUT, is closed here. Each leaves the table before its
- * fork, in order, with its poll slot.
+ * The waiting connections after a poll. First, in one pass, those closed or
+ * reset before their first byte, or silent for DND_HS_TIMEOUT, are closed
+ * here and the table is compacted with its poll slots; a connection with a
+ * byte from its client stays, marked. Then up to 64 marked ones leave the
+ * table, each before its fork, and go to a child; more stay readable for
+ * the next poll, so that signals and the listener are heard in between.
  */
 static void serve_waited(struct server *sv)
 {
 	double now = stats_now();
-	unsigned int i = 0, left;
+	unsigned int i, k = 0, ready = 0, spawned = 0;
 	struct waiting w;
 	char what[160];
 	bool changed = false;
 	short re;
 
-	while (i < sv->nwait) {
+	for (i = 0; i < sv->nwait; i++) {
 		re = sv->pfd[2 + i].revents;
-		if (!re && now - sv->wait[i].t0 <= DND_HS_TIMEOUT) {
+		w = sv->wait[i];
+		if (!re && now - w.t0 > DND_HS_TIMEOUT) {
+			serve_drop(sv, &w, "handshake timed out at the "
+				   "client's hello");
+			changed = true;
+			continue;
+		}
+		if (re && serve_peek(&w, what, sizeof(what))) {
+			serve_drop(sv, &w, what);
+			changed = true;
+			continue;
+		}
+		sv->wait[k] = w;
+		sv->pfd[2 + k].revents = re;
+		ready += re != 0;
+		k++;
+	}
+	sv->nwait = k;
+	for (i = 0; i < sv->nwait && ready && spawned < 64;) {
+		if (!sv->pfd[2 + i].revents) {
 			i++;
 			continue;
 		}
 		w = sv->wait[i];
-		left = sv->nwait - i - 1;
-		memmove(sv->wait + i, sv->wait + i + 1, left * sizeof(*sv->wait));
-		memmove(sv->pfd + 2 + i, sv->pfd + 3 + i, left * sizeof(*sv->pfd));
+		k = sv->nwait - i - 1;
+		memmove(sv->wait + i, sv->wait + i + 1, k * sizeof(*sv->wait));
+		memmove(sv->pfd + 2 + i, sv->pfd + 3 + i, k * sizeof(*sv->pfd));
 		sv->nwait--;
+		ready--;
+		spawned++;
 		changed = true;
-		if (!re)
-			serve_drop(sv, &w, "failed: handshake timed out at the "
-				   "client's hello");
-		else if (serve_peek(&w, what, sizeof(what)))
-			serve_drop(sv, &w, what);
-		else
-			serve_spawn(sv, &w);
+		serve_spawn(sv, &w);
 	}
 	if (changed)
 		serve_publish(sv);
@@ -461,8 +497,10 @@ static int serve_loop(struct server *sv)
 
 	for (;;) {
 		pfd[0] = (struct pollfd){ .fd = sv->sfd, .events = POLLIN };
-		/* Stopped: lfd is -1, which poll() skips. */
-		pfd[1] = (struct pollfd){ .fd = sv->lfd, .events = POLLIN };
+		/* Stopped: lfd is -1, which poll() skips; so is a listener
+		 * resting after EMFILE. */
+		pfd[1] = (struct pollfd){ .fd = stats_now() < sv->accept_rest ?
+					  -1 : sv->lfd, .events = POLLIN };
 		for (i = 0; i < sv->nwait; i++)
 			pfd[2 + i] = (struct pollfd){ .fd = sv->wait[i].fd,
 						      .events = POLLIN };
@@ -473,9 +511,11 @@ static int serve_loop(struct server *sv)
 				pfd[i].revents = 0;
 		}
 		accept_now = sv->lfd >= 0 && pfd[1].revents & POLLIN;
-		serve_waited(sv);
+		/* A stop first: it closes the waiting connections (and
+		 * empties their table) rather than fork those that spoke. */
 		if (pfd[0].revents)
 			serve_signals(sv);
+		serve_waited(sv);
 		if (accept_now && sv->lfd >= 0)
 			serve_accept(sv);
 		serve_reap(sv);
@@ -598,8 +638,8 @@ int serve_run(const struct serve_opts *o)
 		close(sv.lfd);
 	if (sv.sfd >= 0)
 		close(sv.sfd);
-	metrics_stop(sv.metrics);
 	serve_unwait(&sv);
+	metrics_stop(sv.metrics);
 	free(sv.wait);
 	free(sv.pfd);
 	free(sv.kids);

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * dnd serve: a lasting receiver (and, for pulls, sender) of files beneath
- * one directory. The parent accepts and forks a child per connection at
- * once; the child runs the handshake under a deadline, then one transfer
+ * one directory. The parent accepts, holds each connection until its
+ * client's first byte, then forks a child for it; the child runs the
+ * handshake under a deadline, then one transfer
  * (session.c's dialogues on the same socket), and hands the parent its
  * log line. A child that crashes or is killed never stops the server.
  */

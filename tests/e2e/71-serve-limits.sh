@@ -150,6 +150,22 @@ for _ in $(seq 1 200); do [ -s "$T/flood.out" ] && break; sleep 0.05; done
 # A connection costs a process only once its client has sent a byte.
 kids=$(pgrep -c -P "$SPID" || true)
 [ "$kids" = 0 ] || fail "1000 silent connections hold $kids session processes"
+# A session forked meanwhile holds its own connection and none of theirs.
+(ip netns exec "$NS_B" "$DND" send --key "$T/key" -c 10.231.0.1 -p "$PORT" --to held2 - <"$T/hold" >"$T/held2.log" 2>&1) &
+h2=$!
+_pids+=("$h2")
+exec 9>"$T/hold"
+for _ in $(seq 1 200); do
+	ls -A "$d" | grep -q '^.held2.dnd-' && break
+	sleep 0.05
+done
+kid=$(pgrep -P "$SPID" | head -n1)
+[ -n "$kid" ] || fail "no session process for the held client: $(cat "$T/held2.log")"
+owned=$(ip netns exec "$NS_A" ss -Htnp state established "( sport = :$PORT )" | grep -c "pid=$kid," || true)
+[ "$owned" = 1 ] || fail "the session process holds $owned client connections, not its own alone"
+exec 9>&-
+wait "$h2" || fail "the held client failed: $(cat "$T/held2.log")"
+rm -f "$d/held2"
 t0=$(date +%s)
 expect_exit 0 cli send --key "$T/key" --to real "$T/src"
 waited=$(($(date +%s) - t0))
@@ -161,7 +177,7 @@ for _ in $(seq 1 150); do
 	[ "$(grep -c "handshake timed out at the client's hello" "$T/serve.log")" -ge 1000 ] && break
 	sleep 0.1
 done
-[ "$(grep -c "session 10.231.0.2:[0-9]*: failed: handshake timed out at the client's hello" "$T/serve.log")" = 1000 ] ||
+[ "$(grep -c "session 10.231.0.2:[0-9]*: handshake timed out at the client's hello" "$T/serve.log")" = 1000 ] ||
 	fail "$(grep -c "timed out" "$T/serve.log") of 1000 silent connections logged as timed out: $(tail -n3 "$T/serve.log")"
 kill "$fpid" 2>/dev/null
 ok "1000 idle connections: no process for them, a real client still served (in $waited s), each closed after 5 s"
@@ -177,10 +193,10 @@ ns_conn() { # MODE: "fin" closes at once, "rst" resets, "hold" stays 20 s
 		close $s;' "$PORT" "$1"
 }
 ns_conn fin
-wait_log "$T/serve.log" "session 10.231.0.2:[0-9]*: failed: the peer closed the connection before the client's hello" \
+wait_log "$T/serve.log" "session 10.231.0.2:[0-9]*: the peer closed the connection before the client's hello" \
 	"a connection closed before its hello is not logged"
 ns_conn rst
-wait_log "$T/serve.log" "session 10.231.0.2:[0-9]*: failed: handshake client's hello: Connection reset by peer" \
+wait_log "$T/serve.log" "session 10.231.0.2:[0-9]*: handshake client's hello: Connection reset by peer" \
 	"a connection reset before its hello is not logged"
 bg "$T/hold.log" ns_conn hold
 for _ in $(seq 1 100); do
@@ -189,7 +205,7 @@ for _ in $(seq 1 100); do
 	sleep 0.05
 done
 stop
-grep -q "session 10.231.0.2:[0-9]*: failed: the server stopped before the client's hello" "$T/serve.log" ||
+grep -q "session 10.231.0.2:[0-9]*: the server stopped before the client's hello" "$T/serve.log" ||
 	fail "a silent connection at SIGTERM is not logged: $(tail -n3 "$T/serve.log")"
 grep -q "the session process" "$T/serve.log" &&
 	fail "a connection without a byte got a process: $(grep "the session process" "$T/serve.log")"
