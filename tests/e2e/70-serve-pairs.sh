@@ -14,7 +14,8 @@ next_port
 bg "$T/serve.log" ip netns exec "$NS_A" "$DND" serve --dir "$d" -p "$PORT" --key "$T/key" --grace 1
 spid=$BPID
 ns_listen "$NS_A" "$PORT"
-grep -q "listening on .*:$PORT" "$T/serve.log" || fail "no listening line: $(cat "$T/serve.log")"
+# The socket listens a moment before the line is written.
+wait_log "$T/serve.log" "listening on .*:$PORT" "no listening line"
 
 usable() { "$DND" probe --require "$1" >/dev/null 2>&1; }
 cli() { timeout 20 ip netns exec "$NS_B" "$DND" "$@" -c 10.231.0.1 -p "$PORT" --key "$T/key"; }
@@ -66,7 +67,7 @@ next_port
 bg "$T/serve2.log" ip netns exec "$NS_A" "$DND" serve --dir "$d" -p "$PORT" --json
 spid=$BPID
 ns_listen "$NS_A" "$PORT"
-grep -q "no --key: only loopback peers are served" "$T/serve2.log" || fail "keyless not said"
+wait_log "$T/serve2.log" "no --key: only loopback peers are served" "keyless not said"
 expect_exit 0 timeout 20 ip netns exec "$NS_A" "$DND" send -c 127.0.0.1 -p "$PORT" --to lo1 "$T/src"
 cmp -s "$T/src" "$d/lo1" || fail "keyless loopback push differs"
 expect_exit 1 timeout 20 ip netns exec "$NS_B" "$DND" send -c 10.231.0.1 -p "$PORT" --to lo2 "$T/src"

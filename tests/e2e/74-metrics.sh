@@ -24,6 +24,11 @@ spid=$!
 _pids+=("$spid")
 wait_listen "$mport"
 url=http://127.0.0.1:$mport/metrics
+# The metrics port listens a moment before the first counters are in.
+for i in $(seq 1 50); do
+	[ -n "$(scrape "$url" dnd_serve_connections_total)" ] && break
+	sleep 0.1
+done
 curl -s --max-time 5 "$url" >"$T/m0" || fail "no /metrics: $(cat "$T/serve.log")"
 grep -v '^#' "$T/m0" | grep -qv '^dnd_' && fail "a name without dnd_: $(cat "$T/m0")"
 [ "$(scrape "$url" dnd_serve_connections_total)" = 0 ] || fail "$(cat "$T/m0")"
@@ -75,9 +80,12 @@ _pids+=("$rpid")
 wait_listen "$sink"
 wait_listen "$rl"
 wait_listen "$mport"
-grep -q "^dnd: listening on 127.0.0.1:$rl, forwarding to 127.0.0.1:$sink$" "$T/relay.log" ||
-	fail "relay's listening line: $(cat "$T/relay.log")"
+wait_log "$T/relay.log" "^dnd: listening on 127.0.0.1:$rl, forwarding to 127.0.0.1:$sink$" "relay's listening line"
 url=http://127.0.0.1:$mport/metrics
+for i in $(seq 1 50); do
+	[ -n "$(scrape "$url" dnd_relay_flows_accepted_total)" ] && break
+	sleep 0.1
+done
 [ "$(scrape "$url" dnd_relay_flows_accepted_total)" = 0 ] ||
 	fail "fresh relay: $(curl -s "$url")"
 # Two paused flows hold still: the counters move while traffic flows.
