@@ -114,17 +114,22 @@ ok "a SIGKILLed session process: logged, the server goes on"
 
 # --max-sessions 1: a second client is told the server is busy.
 stop; serve --key "$T/key" --max-sessions 1 --grace 1
-# The held session reads a FIFO that stays open until the test closes it.
+# hold NAME: a push of NAME that reads a FIFO held open on fd 9 until the
+# test runs 'exec 9>&-'; returns once its temporary file is there; sets HPID.
 mkfifo "$T/hold"
-(ip netns exec "$NS_B" "$DND" send --key "$T/key" -c 10.231.0.1 -p "$PORT" --to held - <"$T/hold" >"$T/held.log" 2>&1) &
-hpid=$!
-_pids+=("$hpid")
-exec 9>"$T/hold"
-for _ in $(seq 1 200); do
-	ls -A "$d" | grep -q '^.held.dnd-' && break
-	sleep 0.05
-done
-ls -A "$d" | grep -q '^.held.dnd-' || fail "the held session did not start: $(cat "$T/held.log")"
+hold() {
+	(ip netns exec "$NS_B" "$DND" send --key "$T/key" -c 10.231.0.1 -p "$PORT" --to "$1" - <"$T/hold" >"$T/$1.log" 2>&1) &
+	HPID=$!
+	_pids+=("$HPID")
+	exec 9>"$T/hold"
+	for _ in $(seq 1 200); do
+		ls -A "$d" | grep -q "^\.$1\.dnd-" && return 0
+		sleep 0.05
+	done
+	fail "the held session $1 did not start: $(cat "$T/$1.log")"
+}
+hold held
+hpid=$HPID
 expect_exit 1 cli send --key "$T/key" --to second "$T/src"
 expect_out "server refused: server busy: 1 sessions are running (--max-sessions)"
 exec 9>&-
@@ -151,14 +156,8 @@ for _ in $(seq 1 200); do [ -s "$T/flood.out" ] && break; sleep 0.05; done
 kids=$(pgrep -c -P "$SPID" || true)
 [ "$kids" = 0 ] || fail "1000 silent connections hold $kids session processes"
 # A session forked meanwhile holds its own connection and none of theirs.
-(ip netns exec "$NS_B" "$DND" send --key "$T/key" -c 10.231.0.1 -p "$PORT" --to held2 - <"$T/hold" >"$T/held2.log" 2>&1) &
-h2=$!
-_pids+=("$h2")
-exec 9>"$T/hold"
-for _ in $(seq 1 200); do
-	ls -A "$d" | grep -q '^.held2.dnd-' && break
-	sleep 0.05
-done
+hold held2
+h2=$HPID
 kid=$(pgrep -P "$SPID" | head -n1)
 [ -n "$kid" ] || fail "no session process for the held client: $(cat "$T/held2.log")"
 owned=$(ip netns exec "$NS_A" ss -Htnp state established "( sport = :$PORT )" | grep -c "pid=$kid," || true)
