@@ -9,7 +9,6 @@
  * of idle connections cannot delay a real client behind a thousand forks.
  */
 #include <sys/mman.h>
-#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -29,17 +28,11 @@
 #include "core/stats.h"
 #include "serve/handshake.h"
 #include "serve/serve.h"
+#include "serve/serve_wait.h"
 
 struct kid {
 	pid_t pid;
 	int logfd;		/* the child's log line comes through here */
-	double t0;
-	char peer[96];
-};
-
-/* A connection accepted whose client has not sent its first byte yet. */
-struct waiting {
-	int fd;
 	double t0;
 	char peer[96];
 };
@@ -52,7 +45,7 @@ struct server {
 	struct kid *kids;
 	unsigned int wait_max, nwait;	/* oldest first */
 	double accept_rest;		/* out of fds: no accept before */
-	struct waiting *wait;
+	struct serve_waiting *wait;
 	struct pollfd *pfd;		/* 2 + wait_max */
 	bool stopping;
 	double stop_at;
@@ -251,7 +244,7 @@ static void serve_fork_child(struct server *sv, int fd, const char *peer,
 }
 
 /* A waiting connection ends without a child: logged, counted, closed. */
-static void serve_drop(struct server *sv, const struct waiting *w,
+static void serve_drop(struct server *sv, const struct serve_waiting *w,
 		       const char *what)
 {
 	serve_log(sv, w->peer, stats_now() - w->t0, what);
@@ -278,7 +271,7 @@ static void serve_evict(struct server *sv, const char *why)
 
 	snprintf(what, sizeof(what), "closed before its first byte: %s", why);
 	serve_drop(sv, &sv->wait[0], what);
-	memmove(sv->wait, sv->wait + 1, --sv->nwait * sizeof(*sv->wait));
+	serve_wait_take(sv->wait, NULL, &sv->nwait, 0);
 }
 
 /* Up to 64 connections: refused at once by --allow, or held until their
@@ -289,7 +282,7 @@ static void serve_accept(struct server *sv)
 {
 	struct sockaddr_storage ss;
 	socklen_t sl;
-	struct waiting *w;
+	struct serve_waiting *w;
 	char what[96];
 	int fd, k;
 
@@ -334,7 +327,7 @@ static void serve_accept(struct server *sv)
 
 /* A client has spoken: its connection goes to a child of its own. It is
  * out of the waiting table by now, so the child closes all of that. */
-static void serve_spawn(struct server *sv, const struct waiting *w)
+static void serve_spawn(struct server *sv, const struct serve_waiting *w)
 {
 	int fd = w->fd, p[2];
 	const char *peer = w->peer;
@@ -390,26 +383,6 @@ static void serve_stop(struct server *sv)
 }
 
 /*
- * Whether a readable waiting connection holds a byte (a peek, which takes
- * nothing from the child): 0, or the reason it will never hold one.
- */
-static int serve_peek(const struct waiting *w, char *what, size_t len)
-{
-	char c;
-	ssize_t n = recv(w->fd, &c, 1, MSG_PEEK | MSG_DONTWAIT);
-
-	if (n == 1 || (n < 0 && (errno == EAGAIN || errno == EINTR)))
-		return 0;
-	if (n == 0)
-		snprintf(what, len, "the peer closed the connection before "
-			 "the client's hello");
-	else
-		snprintf(what, len, "handshake client's hello: %s",
-			 strerror(errno));
-	return -1;
-}
-
-/*
  * The waiting connections after a poll. First, in one pass, those closed or
  * reset before their first byte, or silent for DND_HS_TIMEOUT, are closed
  * here and the table is compacted with its poll slots; a connection with a
@@ -421,7 +394,7 @@ static void serve_waited(struct server *sv)
 {
 	double now = stats_now();
 	unsigned int i, k = 0, ready = 0, spawned = 0;
-	struct waiting w;
+	struct serve_waiting w;
 	char what[160];
 	bool changed = false;
 	short re;
@@ -435,7 +408,7 @@ static void serve_waited(struct server *sv)
 			changed = true;
 			continue;
 		}
-		if (re && serve_peek(&w, what, sizeof(what))) {
+		if (re && serve_wait_peek(&w, what, sizeof(what))) {
 			serve_drop(sv, &w, what);
 			changed = true;
 			continue;
@@ -451,11 +424,7 @@ static void serve_waited(struct server *sv)
 			i++;
 			continue;
 		}
-		w = sv->wait[i];
-		k = sv->nwait - i - 1;
-		memmove(sv->wait + i, sv->wait + i + 1, k * sizeof(*sv->wait));
-		memmove(sv->pfd + 2 + i, sv->pfd + 3 + i, k * sizeof(*sv->pfd));
-		sv->nwait--;
+		w = serve_wait_take(sv->wait, sv->pfd + 2, &sv->nwait, i);
 		ready--;
 		spawned++;
 		changed = true;
@@ -530,30 +499,6 @@ static int serve_loop(struct server *sv)
 	}
 }
 
-/*
- * How many connections may wait for their first byte: SERVE_WAIT_MAX, as
- * far as RLIMIT_NOFILE allows beside a log pipe per child and some spare
- * (the soft limit is raised towards the hard one for that first). accept()
- * then never meets EMFILE, which would leave the listener readable for ever.
- */
-static unsigned int serve_wait_max(unsigned int kids)
-{
-	rlim_t want = (rlim_t)SERVE_WAIT_MAX + kids + 64, room;
-	struct rlimit rl;
-
-	if (getrlimit(RLIMIT_NOFILE, &rl) == -1)
-		return 16;
-	if (rl.rlim_cur < want) {
-		rl.rlim_cur = rl.rlim_max < want ? rl.rlim_max : want;
-		setrlimit(RLIMIT_NOFILE, &rl);
-		getrlimit(RLIMIT_NOFILE, &rl);
-	}
-	room = rl.rlim_cur > (rlim_t)kids + 64 ? rl.rlim_cur - kids - 64 : 0;
-	if (room < 16)
-		room = 16;
-	return room < SERVE_WAIT_MAX ? (unsigned int)room : SERVE_WAIT_MAX;
-}
-
 /* The listening socket, the signals and the tables. 0 or 1. */
 static int serve_setup(struct server *sv)
 {
@@ -565,7 +510,7 @@ static int serve_setup(struct server *sv)
 
 	sv->cap = o->max_sessions + SERVE_PENDING_MAX;
 	sv->kids = calloc(sv->cap, sizeof(*sv->kids));
-	sv->wait_max = serve_wait_max(sv->cap);
+	sv->wait_max = serve_wait_max(sv->cap + 64);
 	sv->wait = calloc(sv->wait_max, sizeof(*sv->wait));
 	sv->pfd = calloc(2 + sv->wait_max, sizeof(*sv->pfd));
 	sv->ctx.slots = mmap(NULL, o->max_sessions * sizeof(pid_t),

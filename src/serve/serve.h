@@ -21,9 +21,6 @@
 
 #define SERVE_PENDING_MAX	128	/* handshakes at once; the oldest
 					 * is dropped to make room */
-#define SERVE_WAIT_MAX		1024	/* connections that have not sent
-					 * a byte yet; the oldest is closed
-					 * to make room */
 
 struct serve_opts {
 	const char *dir;
