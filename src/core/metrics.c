@@ -76,6 +76,18 @@ static enum MHD_Result metrics_answer(void *cls, struct MHD_Connection *c,
 	return ret;
 }
 
+/*
+ * Idle scrapers or port scanners must not lock Prometheus out: room for
+ * many connections (each costs an fd and a lazily touched memory pool),
+ * a short idle timeout, and a backlog that holds a burst while the HTTP
+ * thread catches up. libmicrohttpd's defaults (and ours before: 16
+ * connections, 10 s, backlog 16) left /metrics unreachable while 33 idle
+ * connections were held.
+ */
+#define METRICS_CONN_MAX	1024u
+#define METRICS_IDLE_SECONDS	3u
+#define METRICS_BACKLOG		512
+
 /* A listening socket of our own, so the address and port 0 work alike for
  * IPv4 and IPv6 and the caller learns what was bound. */
 static int metrics_listen(const char *addr, uint16_t port, char *at,
@@ -83,7 +95,8 @@ static int metrics_listen(const char *addr, uint16_t port, char *at,
 {
 	struct sockaddr_storage ss;
 	socklen_t sl = sizeof(ss);
-	int fd = net_listen(addr ? addr : "127.0.0.1", port, 0, err, len);
+	int fd = net_listen_nb(addr ? addr : "127.0.0.1", port,
+			       METRICS_BACKLOG, err, len);
 
 	if (fd < 0)
 		return fd;
@@ -114,8 +127,9 @@ struct dnd_metrics *metrics_start(const char *addr, uint16_t port, char *at,
 	m->d = MHD_start_daemon(MHD_USE_AUTO_INTERNAL_THREAD |
 				MHD_USE_ERROR_LOG, 0, NULL, NULL,
 				metrics_answer, m, MHD_OPTION_LISTEN_SOCKET, fd,
-				MHD_OPTION_CONNECTION_LIMIT, 16u,
-				MHD_OPTION_CONNECTION_TIMEOUT, 10u,
+				MHD_OPTION_CONNECTION_LIMIT, METRICS_CONN_MAX,
+				MHD_OPTION_CONNECTION_TIMEOUT,
+				METRICS_IDLE_SECONDS,
 				MHD_OPTION_END);
 	if (!m->d) {
 		snprintf(err, len, "libmicrohttpd could not start on %s", at);

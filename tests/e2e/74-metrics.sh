@@ -2,10 +2,11 @@
 # SPDX-License-Identifier: MIT
 # --metrics: Prometheus counters at /metrics of the long-running commands,
 # scraped with curl while traffic flows; every name starts with dnd_ and
-# the counters move.
+# the counters move; idle connections do not lock the scraper out.
 . "$(dirname "$0")/lib.sh"
 
 command -v curl >/dev/null || skip "curl is not installed (scripts/deps.sh)"
+need_py3
 
 # scrape URL NAME{LABELS}: the value of one sample.
 scrape() {
@@ -57,6 +58,45 @@ done
 [ "$(scrape "$url" dnd_serve_waiting)" = 1 ] && [ "$(scrape "$url" dnd_serve_children)" = 0 ] ||
 	fail "a silent connection: $(curl -s "$url")"
 exec 7>&-
+# 100 idle connections held on the metrics port (one helper, killed by
+# PID) must not lock the scraper out: libmicrohttpd took 16 at a time,
+# each for 10 s, with 17 more in the backlog.
+cat >"$T/hold.py" <<'PY'
+import select, socket, sys, time
+port, n = int(sys.argv[1]), int(sys.argv[2])
+socks = []
+for _ in range(n):
+    s = socket.socket()
+    s.setblocking(False)
+    s.connect_ex(("127.0.0.1", port))
+    socks.append(s)
+pending, held, end = set(socks), 0, time.monotonic() + 8
+while pending and time.monotonic() < end:
+    _, w, _ = select.select([], list(pending), [], 0.2)
+    for s in w:
+        pending.discard(s)
+        held += s.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR) == 0
+print("held %d" % held, flush=True)
+time.sleep(60)
+PY
+"$PY3" "$T/hold.py" "$mport" 100 >"$T/hold.log" 2>&1 &
+hpid=$!
+_pids+=("$hpid")
+wait_text "$T/hold.log" "^held"
+grep -qx "held 100" "$T/hold.log" ||
+	fail "100 idle connections to /metrics: $(cat "$T/hold.log")"
+# The server has taken them all off the listen queue (ss: Recv-Q 0).
+for i in $(seq 1 50); do
+	[ "$(ss -Htln "sport = :$mport" | awk '{ print $2 }')" = 0 ] && break
+	sleep 0.1
+done
+[ "$(ss -Htln "sport = :$mport" | awk '{ print $2 }')" = 0 ] ||
+	fail "idle connections wait in the listen queue: $(ss -Htln "sport = :$mport")"
+curl -s --max-time 5 "$url" >"$T/m1" ||
+	fail "no /metrics while 100 idle connections are held (curl exit $?)"
+grep -q '^dnd_serve_connections_total ' "$T/m1" || fail "scrape: $(cat "$T/m1")"
+kill "$hpid"
+wait "$hpid" 2>/dev/null
 [ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$mport/x")" = 404 ] ||
 	fail "another path is not 404"
 kill -TERM "$spid"
