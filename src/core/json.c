@@ -1,5 +1,8 @@
 // SPDX-License-Identifier: MIT
-/* Typed JSON emitters; strings are escaped, non-finite numbers become null. */
+/*
+ * Typed JSON emitters; strings are escaped (always valid UTF-8 out), file
+ * names kept exact beside them, non-finite numbers become null.
+ */
 #include <sys/utsname.h>
 #include <math.h>
 #include <stdio.h>
@@ -12,22 +15,77 @@
 
 static void json_key(struct json *j, const char *key);
 
-static void json_esc(FILE *f, const char *s)
+/*
+ * Length of the well-formed UTF-8 sequence at p (at most n bytes), or 0:
+ * RFC 3629's table, so overlong forms, surrogates and code points past
+ * U+10FFFF are refused as Python's and every strict decoder refuses them.
+ */
+static size_t json_utf8_len(const unsigned char *p, size_t n)
+{
+	unsigned char lo = 0x80, hi = 0xbf;
+	size_t len, i;
+
+	if (p[0] < 0x80)
+		return 1;
+	if (p[0] >= 0xc2 && p[0] <= 0xdf)
+		len = 2;
+	else if (p[0] >= 0xe0 && p[0] <= 0xef)
+		len = 3;
+	else if (p[0] >= 0xf0 && p[0] <= 0xf4)
+		len = 4;
+	else
+		return 0;
+	if (p[0] == 0xe0)
+		lo = 0xa0;
+	else if (p[0] == 0xed)
+		hi = 0x9f;
+	else if (p[0] == 0xf0)
+		lo = 0x90;
+	else if (p[0] == 0xf4)
+		hi = 0x8f;
+	if (n < len || p[1] < lo || p[1] > hi)
+		return 0;
+	for (i = 2; i < len; i++)
+		if (p[i] < 0x80 || p[i] > 0xbf)
+			return 0;
+	return len;
+}
+
+bool json_utf8_valid(const char *s, size_t n)
 {
 	const unsigned char *p = (const unsigned char *)s;
+	size_t i, k;
+
+	for (i = 0; i < n; i += k)
+		if (!(k = json_utf8_len(p + i, n - i)))
+			return false;
+	return true;
+}
+
+/* n bytes of s as a JSON string: valid UTF-8 as it is, control characters
+ * escaped, each byte of an invalid sequence as U+FFFD. */
+static void json_esc(FILE *f, const char *s, size_t n)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t i, k;
 
 	fputc('"', f);
-	for (; *p; p++) {
-		if (*p == '"' || *p == '\\')
-			fprintf(f, "\\%c", *p);
-		else if (*p == '\n')
+	for (i = 0; i < n; i += k) {
+		k = json_utf8_len(p + i, n - i);
+		if (!k) {
+			fputs("\\ufffd", f);
+			k = 1;
+		} else if (p[i] == '"' || p[i] == '\\') {
+			fprintf(f, "\\%c", p[i]);
+		} else if (p[i] == '\n') {
 			fputs("\\n", f);
-		else if (*p == '\t')
+		} else if (p[i] == '\t') {
 			fputs("\\t", f);
-		else if (*p < 0x20)
-			fprintf(f, "\\u%04x", *p);
-		else
-			fputc(*p, f);
+		} else if (p[i] < 0x20 || p[i] == 0x7f) {
+			fprintf(f, "\\u%04x", p[i]);
+		} else {
+			fwrite(p + i, 1, k, f);
+		}
 	}
 	fputc('"', f);
 }
@@ -38,7 +96,7 @@ static void json_key(struct json *j, const char *key)
 		fputc(',', j->f);
 	j->first[j->depth] = false;
 	if (key) {
-		json_esc(j->f, key);
+		json_esc(j->f, key, strlen(key));
 		fputc(':', j->f);
 	}
 }
@@ -114,9 +172,31 @@ void json_str(struct json *j, const char *key, const char *v)
 {
 	json_key(j, key);
 	if (v)
-		json_esc(j->f, v);
+		json_esc(j->f, v, strlen(v));
 	else
 		fputs("null", j->f);
+}
+
+void json_name(struct json *j, const char *key, const char *v, size_t len)
+{
+	char hexkey[64];
+	size_t i;
+
+	DND_BUG_ON(!key);
+	json_key(j, key);
+	if (!v) {
+		fputs("null", j->f);
+		return;
+	}
+	json_esc(j->f, v, len);
+	if (json_utf8_valid(v, len))
+		return;
+	snprintf(hexkey, sizeof(hexkey), "%s_bytes_hex", key);
+	json_key(j, hexkey);
+	fputc('"', j->f);
+	for (i = 0; i < len; i++)
+		fprintf(j->f, "%02x", (unsigned char)v[i]);
+	fputc('"', j->f);
 }
 
 void json_u64(struct json *j, const char *key, uint64_t v)

@@ -35,7 +35,22 @@ void json_obj_end(struct json *j);
 void json_arr_begin(struct json *j, const char *key);
 void json_arr_end(struct json *j);
 
-void json_str(struct json *j, const char *key, const char *v); /* NULL: null */
+/*
+ * A string (NULL: null). Valid UTF-8 goes out as it is, with '"', '\\' and
+ * control characters escaped; each byte that is not part of a valid
+ * UTF-8 sequence becomes U+FFFD, so the output is always valid JSON.
+ */
+void json_str(struct json *j, const char *key, const char *v);
+/*
+ * A file name or path: len bytes of v (NUL-free or not) as json_str
+ * writes them, and when they are not valid UTF-8 (so the text lost bytes)
+ * also KEY_bytes_hex: every byte as two lowercase hex digits. Either the
+ * text or the hex gives the exact bytes back (docs/json.md, "File names").
+ * key must be shorter than 50 characters.
+ */
+void json_name(struct json *j, const char *key, const char *v, size_t len);
+/* True when n bytes of s are well-formed UTF-8 (RFC 3629). */
+bool json_utf8_valid(const char *s, size_t n);
 void json_u64(struct json *j, const char *key, uint64_t v);
 void json_i64(struct json *j, const char *key, int64_t v);
 void json_f64(struct json *j, const char *key, double v); /* NaN/inf: null */

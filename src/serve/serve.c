@@ -147,7 +147,7 @@ static void serve_log_lost(struct server *sv, const struct kid *k, int st,
 
 static void serve_reaped(struct server *sv, pid_t pid, int st)
 {
-	char line[4096];
+	char line[sizeof(struct serve_tally) + SERVE_LOG_MAX];
 	unsigned int i;
 	int swept = 0;
 	ssize_t got;

@@ -10,6 +10,7 @@
 #ifndef DND_SERVE_H
 #define DND_SERVE_H
 
+#include <limits.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -39,6 +40,10 @@ struct serve_opts {
 	struct opt_addr metrics;	/* --metrics; port 0 and no host: off */
 	bool has_metrics;
 };
+
+/* The longest log line a session child writes: a name of PATH_MAX bytes
+ * that are not UTF-8 takes 6 bytes a byte escaped, 2 more in hex. */
+#define SERVE_LOG_MAX	(PATH_MAX * 8 + 4096)
 
 /* What a session child tells the parent before its log line, for the
  * counters of --metrics. */

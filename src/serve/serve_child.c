@@ -66,7 +66,7 @@ static void child_clean(char *out, size_t cap, const char *in, size_t n)
 	out[i] = 0;
 }
 
-static void child_log_json(struct child *k, FILE *f, const char *name)
+static void child_log_json(struct child *k, FILE *f)
 {
 	struct json j;
 
@@ -74,7 +74,8 @@ static void child_log_json(struct child *k, FILE *f, const char *name)
 	json_str(&j, "peer", k->peer);
 	json_str(&j, "direction", !k->have_p ? NULL :
 		 k->p.op == SERVE_PUSH ? "push" : "pull");
-	json_str(&j, "name", k->have_p ? name : NULL);
+	json_name(&j, "name", k->have_p ? k->p.name : NULL,
+		  k->p.name_len);
 	json_str(&j, "method", k->have_p ? k->p.method : NULL);
 	json_u64(&j, "bytes", k->res.bytes);
 	json_f64(&j, "seconds", k->res.timed ? k->res.cost.wall : 0);
@@ -93,7 +94,7 @@ static void child_log_send(const struct child *k, int logfd,
 		.pull = k->have_p && k->p.op == SERVE_PULL,
 		.ran = k->ran,
 	};
-	char buf[sizeof(t) + 2048];
+	char buf[sizeof(t) + SERVE_LOG_MAX];
 	size_t n = strlen(line);
 
 	memcpy(buf, &t, sizeof(t));
@@ -105,7 +106,7 @@ static void child_log_send(const struct child *k, int logfd,
 /* The session's one log line, through the parent (one write). */
 static void child_log(struct child *k, int logfd)
 {
-	char name[128], line[2048];
+	char name[128], line[SERVE_LOG_MAX];
 	FILE *f = fmemopen(line, sizeof(line) - 1, "w");
 
 	if (!f)
@@ -114,7 +115,7 @@ static void child_log(struct child *k, int logfd)
 	if (!k->err[0] && k->res.error[0])
 		snprintf(k->err, sizeof(k->err), "%s", k->res.error);
 	if (k->c->o->json) {
-		child_log_json(k, f, name);
+		child_log_json(k, f);
 	} else {
 		fprintf(f, "dnd: session %s", k->peer);
 		if (k->have_p)

@@ -210,7 +210,7 @@ void report_json(FILE *f, const struct dnd_result *r)
 	json_begin_doc(&j, f, "report");
 	json_str(&j, "role", r->sender ? "send" : "recv");
 	json_str(&j, "method", r->method);
-	json_str(&j, "file", r->file);
+	json_name(&j, "file", r->file, r->file ? strlen(r->file) : 0);
 	json_str(&j, "peer", r->peer[0] ? r->peer : NULL);
 	json_bool(&j, "ok", !r->error[0]);
 	json_str(&j, "error", r->error[0] ? r->error : NULL);
