@@ -225,9 +225,11 @@ int proto_get_end(const uint8_t in[DND_MSG_LEN], bool trailer,
 	e->flags = get16(in + 6);
 	e->bytes = get64(in + 8);
 	e->hash = get64(in + 16);
-	/* Status is the receiver's word: a trailer has none. */
+	/* Status is the receiver's word: a trailer has none but the
+	 * sender's own failure. */
 	if (e->flags & ~DND_TF_HASH || e->status > DND_ST_MAX ||
-	    (trailer && e->status) || e->bytes > DND_LEN_MAX) {
+	    (trailer && e->status && e->status != DND_ST_CHANGED) ||
+	    e->bytes > DND_LEN_MAX) {
 		snprintf(why, len, "malformed %s", trailer ? "trailer" : "reply");
 		return -EBADMSG;
 	}
@@ -262,6 +264,8 @@ const char *proto_status_name(unsigned int status)
 		return "bytes followed the trailer";
 	case DND_ST_REFUSED:
 		return "it cannot take this transfer (see its message)";
+	case DND_ST_CHANGED:
+		return "the source changed while it was read";
 	}
 	return "unknown status";
 }

@@ -21,7 +21,11 @@
  *              <- reply     (24: status, bytes landed, hash)
  *
  * The receiver decides with the trailer whether to land the file, then tells
- * the sender with the reply, so both sides print the same verdict.
+ * the sender with the reply, so both sides print the same verdict. A
+ * sender whose source changed while it was read says so in the trailer's
+ * status (DND_ST_CHANGED), and the receiver lands nothing; a receiver
+ * older than that status refuses the trailer as malformed, which lands
+ * nothing either.
  *
  * With dnd serve on one end (after its handshake, serve/auth.h), the
  * trailer and the reply are each followed by a 32-byte tag (the session
@@ -89,7 +93,10 @@ enum dnd_status {
 	DND_ST_NOHASH = 4,	/* no hash from the sender: nothing landed */
 	DND_ST_MALFORMED = 5,	/* bytes after the trailer: nothing landed */
 	DND_ST_REFUSED = 6,	/* the receiver cannot take this transfer */
-	DND_ST_MAX = DND_ST_REFUSED,
+	DND_ST_CHANGED = 7,	/* the source changed while it was read:
+				 * nothing landed (the one status a trailer
+				 * may carry: the sender's own failure) */
+	DND_ST_MAX = DND_ST_CHANGED,
 };
 
 struct dnd_hdr {
@@ -126,7 +133,7 @@ struct dnd_join {
 
 /* Trailer (sender) and reply (receiver) share one shape. */
 struct dnd_end {
-	uint16_t status;	/* reply only */
+	uint16_t status;	/* reply; a trailer: 0 or DND_ST_CHANGED */
 	uint16_t flags;		/* DND_TF_* */
 	uint64_t bytes;
 	uint64_t hash;		/* XXH3-64 of the payload */

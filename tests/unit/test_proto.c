@@ -147,6 +147,11 @@ int main(void)
 	proto_put_end(m, true, &e);
 	CHECK(proto_get_end(m, true, &f, why, sizeof(why)) == -EBADMSG,
 	      "a trailer with a status (the reply's field) is refused");
+	e.status = DND_ST_CHANGED;
+	proto_put_end(m, true, &e);
+	CHECK(proto_get_end(m, true, &f, why, sizeof(why)) == 0 &&
+	      f.status == DND_ST_CHANGED,
+	      "a trailer may say its source changed (the sender's failure)");
 	e.status = DND_ST_OK;
 	proto_put_end(m, true, &e);
 	CHECK(proto_get_end(m, true, &f, why, sizeof(why)) == 0 &&
