@@ -27,6 +27,7 @@ static int endpoint_regular(struct endpoint *e, const struct stat *st,
 	char c;
 
 	e->ep = DND_EP_FILE;
+	e->st = *st;
 	e->start = at > 0 ? at : 0;
 	/* /proc and /sys files say size 0 yet have data: their length is
 	 * only known by reading them, like a pipe's. */
@@ -127,6 +128,38 @@ int endpoint_sink(struct endpoint *e, const char *file, bool overwrite,
 	e->ep = DND_EP_FILE;
 	e->fmode = S_IFREG;
 	return 0;
+}
+
+static bool endpoint_same_time(const struct timespec *a,
+			       const struct timespec *b)
+{
+	return a->tv_sec == b->tv_sec && a->tv_nsec == b->tv_nsec;
+}
+
+int endpoint_changed(const struct endpoint *e, char *what, size_t len)
+{
+	static const char *const name[] = { "mtime", "ctime", "size" };
+	struct stat now;
+	bool diff[3];
+	size_t at = 0;
+	unsigned int i;
+
+	if (e->ep != DND_EP_FILE)
+		return 0;
+	if (fstat(e->fd, &now) == -1)
+		return -errno;
+	/* st_dev and st_ino cannot change under an open descriptor: a file
+	 * renamed over ours is not what we read. */
+	diff[0] = !endpoint_same_time(&now.st_mtim, &e->st.st_mtim);
+	diff[1] = !endpoint_same_time(&now.st_ctim, &e->st.st_ctim);
+	diff[2] = now.st_size != e->st.st_size;
+	if (len)
+		what[0] = 0;
+	for (i = 0; i < 3; i++)
+		if (diff[i] && at < len)
+			at += (size_t)snprintf(what + at, len - at, "%s%s",
+					       at ? "/" : "", name[i]);
+	return diff[0] || diff[1] || diff[2];
 }
 
 void endpoint_close(struct endpoint *e)

@@ -6,6 +6,7 @@
 #ifndef DND_ENDPOINT_H
 #define DND_ENDPOINT_H
 
+#include <sys/stat.h>
 #include <sys/types.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -23,6 +24,7 @@ struct endpoint {
 	uint64_t len;		/* source: payload length when known */
 	bool known;		/* source: len is known (else: segments) */
 	bool landing;		/* sink: a file written through land.c */
+	struct stat st;		/* source: a regular file's, at open */
 };
 
 /*
@@ -40,6 +42,15 @@ int endpoint_source(struct endpoint *e, const char *file, bool has_limit,
  */
 int endpoint_sink(struct endpoint *e, const char *file, bool overwrite,
 		  bool truncate, char *err, size_t len);
+
+/*
+ * A regular source compared with its state at open (size, mtime and ctime
+ * to the nanosecond): a write to it since then changes at least one, unless
+ * it came within the same timestamp tick as the last change before open.
+ * 0 when still (or not a regular file), 1 when changed with the fields
+ * that differ in what ("mtime/ctime/size"), or -errno from fstat.
+ */
+int endpoint_changed(const struct endpoint *e, char *what, size_t len);
 
 /* Closes the fd if the endpoint owns it. */
 void endpoint_close(struct endpoint *e);

@@ -377,6 +377,13 @@ static void session_fill_streams(struct session *s)
 	}
 }
 
+const char *session_name(const struct session *s)
+{
+	const struct session_link *l = s->o->link;
+
+	return l && l->label ? l->label : s->o->file;
+}
+
 static void session_fill_result(struct session *s)
 {
 	const struct session_opts *o = s->o;
@@ -386,7 +393,7 @@ static void session_fill_result(struct session *s)
 	xfer_totals(&s->t, &out);
 	r->sender = o->sender;
 	r->method = o->m->name;
-	r->file = o->link && o->link->label ? o->link->label : o->file;
+	r->file = session_name(s);
 	r->bytes = xfer_done(&s->t);
 	r->length = s->end.known ? s->end.len : UINT64_MAX;
 	r->sc = out.sc;

@@ -395,6 +395,13 @@ static int recv_verify(struct session *s, struct dnd_end *rep)
 	if (r)
 		return session_recv_failed(s, r, "end of the sender's stream",
 					   wait);
+	if (t.status == DND_ST_CHANGED) {
+		rep->status = DND_ST_CHANGED;
+		return session_fail(s, "the sender's source changed while it "
+				    "was read; %s was not written: send it "
+				    "again once the source is still",
+				    s->o->file);
+	}
 	if (t.bytes != total) {
 		rep->status = DND_ST_SHORT;
 		return session_fail(s, "the sender says it sent %llu bytes, "

@@ -51,18 +51,18 @@ static int send_connect(struct session *s, unsigned int i)
 static uint64_t send_ident(const struct session *s)
 {
 	const struct endpoint *e = &s->end;
-	struct stat st;
+	const struct stat *st = &e->st;	/* at open: see send_still() */
 	uint64_t v[6];
 
 	if (e->ep == DND_EP_ZERO)
 		return XXH3_64bits_withSeed("zero", 4, e->len) | 1;
-	if (e->ep != DND_EP_FILE || fstat(e->fd, &st) == -1)
+	if (e->ep != DND_EP_FILE)
 		return 0;
-	v[0] = (uint64_t)st.st_size;
-	v[1] = (uint64_t)st.st_mtim.tv_sec;
-	v[2] = (uint64_t)st.st_mtim.tv_nsec;
-	v[3] = (uint64_t)st.st_dev;
-	v[4] = (uint64_t)st.st_ino;
+	v[0] = (uint64_t)st->st_size;
+	v[1] = (uint64_t)st->st_mtim.tv_sec;
+	v[2] = (uint64_t)st->st_mtim.tv_nsec;
+	v[3] = (uint64_t)st->st_dev;
+	v[4] = (uint64_t)st->st_ino;
 	v[5] = (uint64_t)e->start;
 	return XXH3_64bits(v, sizeof(v)) | 1;
 }
@@ -208,6 +208,34 @@ static int send_hash_start(struct session *s)
 	return 0;
 }
 
+/*
+ * After the last read of the source (the payload, a re-read for the hash)
+ * and before the trailer vouches for it. A file rewritten in place while
+ * it was read sends old and new bytes mixed; hashed as they passed, both
+ * ends would call that verified. The same check covers every method,
+ * -P N (one inode under all streams) and dnd serve's pulls. Returns
+ * DND_ST_OK, or DND_ST_CHANGED with the session failed, for the trailer
+ * to fail the receiver too.
+ */
+static uint16_t send_still(struct session *s)
+{
+	const char *name = session_name(s);
+	char what[32];
+	int r = endpoint_changed(&s->end, what, sizeof(what));
+
+	if (!r)
+		return DND_ST_OK;
+	if (r < 0)
+		session_fail(s, "cannot tell whether %s changed while it was "
+			     "read: fstat: %s; nothing landed", name,
+			     strerror(-r));
+	else
+		session_fail(s, "%s changed while it was read (%s); nothing "
+			     "landed: send it again once it is still", name,
+			     what);
+	return DND_ST_CHANGED;
+}
+
 /* After the payload: trailer out, the receiver's reply in. 0 or 1. */
 static int send_end(struct session *s)
 {
@@ -219,6 +247,7 @@ static int send_end(struct session *s)
 
 	if (session_stopped(s) || send_source_hash(s, &t))
 		return 1;
+	t.status = send_still(s);
 	if (session_sent(s, session_end_send(s, true, &t), "trailer"))
 		return 1;
 	/* dnd serve's report follows the reply on stream 0. */
@@ -228,6 +257,8 @@ static int send_end(struct session *s)
 	wait = session_hash_wait(s, t.bytes);
 	net_tune(s->sock[0], wait);
 	r = session_end_recv(s, false, &rep, err, sizeof(err));
+	if (t.status)
+		return 1;	/* the reply only echoes it */
 	if (r == -EBADMSG)
 		return session_fail(s, "receiver's reply: %s", err);
 	if (r) {

@@ -63,6 +63,8 @@ int session_exit(struct session *s, int code, const char *fmt, ...)
 #define session_fail(s, ...) session_exit((s), 1, __VA_ARGS__)
 #define session_usage(s, ...) session_exit((s), 2, __VA_ARGS__)
 
+/* The file end's name in messages: dnd serve's name for it, or the path. */
+const char *session_name(const struct session *s);
 /* Streams' file descriptions and ranges are set (s->join, s->fd, s->sock):
  * sets up the driver. 0 or 1. */
 int session_setup_method(struct session *s);

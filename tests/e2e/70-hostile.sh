@@ -9,7 +9,77 @@
 # listed in hostile.py (KNOWN) with their reason.
 # DND_HOSTILE_N runs per method and seed (20), DND_HOSTILE_SEED (1) plus one
 # random seed unless DND_HOSTILE_RANDOM=0, DND_HOSTILE_ONLY=method:run.
+# First, a hostile source: a file rewritten in place while it is sent.
 . "$(dirname "$0")/lib.sh"
+
+# The torn source. A proxy stops passing the payload after 1 MiB, so the
+# sender blocks with most of the 16 MiB unread; the file is rewritten in
+# place (same size, dd conv=notrunc) and the proxy lets go. Hashed as it
+# passes, the mix of old and new bytes would verify: both ends must fail
+# with the cause instead, and nothing may land.
+D="$T/land"
+mkdir "$D" "$T/srv"
+random_file "$T/new" $((16 << 20))
+# torn_proxy PORT: the pausing proxy on a new $PORT to PORT; sets MPID.
+torn_proxy() {
+	next_port
+	bg "$T/mitm.out" perl "$(dirname "$0")/mitm.pl" 127.0.0.1 "$PORT" \
+		127.0.0.1 "$1" pause $((1 << 20))
+	MPID=$BPID
+	wait_text "$T/mitm.out" ready
+}
+# torn_rewrite FILE PID: once the proxy paused, rewrites FILE and lets the
+# proxy go; then waits for PID (the client) and sets CRC to its exit code.
+torn_rewrite() {
+	wait_text "$T/mitm.out" paused
+	dd if="$T/new" of="$1" bs=1M conv=notrunc status=none || fail "dd $1"
+	kill -USR1 "$MPID"
+	wait_for "$2" 20
+	CRC=$?
+	wait_for "$MPID" 10
+}
+# torn_landed WHAT SLOG RLOG: both ends exited 1 with the cause, nothing
+# landed (SRC, RRC: the sender's and receiver's exit codes).
+torn_landed() {
+	[ "$SRC" = 1 ] && [ "$RRC" = 1 ] ||
+		fail "$1: exit $SRC (send), $RRC (recv): $(cat "$2" "$3")"
+	grep -qF "dnd: the sender's source changed while it was read; $D/dst was not written: send it again once the source is still" "$3" ||
+		fail "$1: receiver: $(cat "$3")"
+	no_leftovers "$D"
+}
+for m in rw uring vmsplice zerocopy; do
+	if ! "$DND" probe --require "$m" >"$T/probe.log" 2>&1; then
+		echo "note: torn source: skipping $m: $(tail -n1 "$T/probe.log")"
+		continue
+	fi
+	random_file "$T/src" $((16 << 20))
+	next_port
+	start_recv "$T/r.log" "$D/dst"
+	wait_listen "$PORT"
+	torn_proxy "$PORT"
+	bg "$T/s.log" "$DND" send -c 127.0.0.1 -p "$PORT" -m "$m" "$T/src"
+	torn_rewrite "$T/src" "$BPID"
+	SRC=$CRC
+	wait_recv
+	grep -qF "dnd: $T/src changed while it was read (mtime/ctime); nothing landed: send it again once it is still" "$T/s.log" ||
+		fail "torn -m $m: sender: $(cat "$T/s.log")"
+	torn_landed "torn -m $m" "$T/s.log" "$T/r.log"
+done
+# A dnd serve pull: the server's session is the sender.
+next_port
+bg "$T/serve.log" "$DND" serve --dir "$T/srv" -p "$PORT" --grace 1
+wait_log "$T/serve.log" "listening on .*:$PORT" "no listening line"
+random_file "$T/srv/src" $((16 << 20))
+torn_proxy "$PORT"
+bg "$T/r.log" "$DND" recv -c 127.0.0.1 -p "$PORT" --peer-method rw \
+	--from src "$D/dst"
+torn_rewrite "$T/srv/src" "$BPID"
+RRC=$CRC
+wait_log "$T/serve.log" "src changed while it was read (mtime/ctime); nothing landed: send it again once it is still" \
+	"serve pull: no cause in the server's log"
+SRC=1
+torn_landed "torn serve pull" "$T/serve.log" "$T/r.log"
+ok "a source rewritten while it is sent fails both ends, lands nothing"
 
 command -v python3 >/dev/null || skip "no python3 (scripts/deps.sh adds it)"
 : "${DND_HOSTILE_N:=20}" "${DND_HOSTILE_SEED:=1}" "${DND_HOSTILE_RANDOM:=1}"
@@ -39,7 +109,7 @@ case $(nm -an "$DND" 2>/dev/null | grep -m1 -o __asan_init) in
 *__asan_init*) slack=10 ;;
 esac
 
-timeout -k 5 280 python3 -B "$(dirname "$0")/hostile.py" --dnd "$DND" \
+timeout -k 5 250 python3 -B "$(dirname "$0")/hostile.py" --dnd "$DND" \
 	--dir "$T" --methods "$methods" --seeds "$seeds" -n "$DND_HOSTILE_N" \
 	--jobs "$DND_HOSTILE_JOBS" --slack "$slack" --only "$DND_HOSTILE_ONLY"
 rc=$?

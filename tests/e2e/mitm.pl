@@ -1,15 +1,18 @@
 #!/usr/bin/perl
 # SPDX-License-Identifier: MIT
-# A man in the middle for dnd serve tests: accepts one client on
-# LADDR:LPORT, relays it to TADDR:TPORT, and by MODE
+# A man in the middle for dnd's tests (dnd serve, one-shot): accepts one
+# client on LADDR:LPORT, relays it to TADDR:TPORT, and by MODE
 #   flip SIZE  flips one bit of the trailer's hash (the 24-byte "DNDT"
 #              message for SIZE bytes, in whichever direction it goes)
 #   stranger SRC  when the server names its streams port ("DNDS"),
 #              first connects two strangers there (a junk join from
 #              address SRC, and a well-formed join with a zero tag), then
 #              lets the client on
-# Exits when both directions have ended, or after 30 s. Prints "flipped"
-# or "strangers" on stdout when it did.
+#   pause SIZE once SIZE bytes went one way, stops reading that way until
+#              SIGUSR1 (small socket buffers: the writer soon blocks), so
+#              a test can act in the middle of a transfer
+# Exits when both directions have ended, or after 30 s. Prints "flipped",
+# "strangers" or "paused" on stdout when it did.
 use strict;
 use warnings;
 use Socket;
@@ -18,13 +21,18 @@ use IO::Select;
 my ($la, $lp, $ta, $tp, $mode, $size) = @ARGV;
 alarm 30;
 $| = 1;
+my ($paused, $resume, %went) = (undef, 0);
+$SIG{USR1} = sub { $resume = 1 };
 socket(my $l, PF_INET, SOCK_STREAM, 0) or die "socket: $!";
 setsockopt($l, SOL_SOCKET, SO_REUSEADDR, 1);
+# A fixed buffer also stops the kernel's autotuning from growing it.
+setsockopt($l, SOL_SOCKET, SO_RCVBUF, 65536) if $mode eq 'pause';
 bind($l, sockaddr_in($lp, inet_aton($la))) or die "bind: $!";
 listen($l, 4) or die "listen: $!";
 print "ready\n";
 accept(my $c, $l) or die "accept: $!";
 socket(my $s, PF_INET, SOCK_STREAM, 0) or die "socket: $!";
+setsockopt($s, SOL_SOCKET, SO_RCVBUF, 65536) if $mode eq 'pause';
 connect($s, sockaddr_in($tp, inet_aton($ta))) or die "connect: $!";
 
 my $want = $mode eq 'flip' ?
@@ -76,7 +84,23 @@ sub strangers {
 }
 
 my $sel = IO::Select->new($c, $s);
+
+# Stops reading $h once SIZE bytes came from it.
+sub pause {
+	my ($h, $n) = @_;
+	return if $done || $mode ne 'pause';
+	$went{$h} += $n;
+	return if $went{$h} < $size;
+	$sel->remove($h);
+	($paused, $done) = ($h, 1);
+	print "paused\n";
+}
+
 while ($open{$c} || $open{$s}) {
+	if ($paused && $resume) {
+		$sel->add($paused);
+		$paused = undef;
+	}
 	my @r = $sel->can_read(0.05);
 	if (!@r) {
 		for my $h ($c, $s) {
@@ -99,6 +123,7 @@ while ($open{$c} || $open{$s}) {
 			next;
 		}
 		strangers($d) if $h == $s;
+		pause($h, $n);
 		$pend{$h} .= $d;
 		flip(\$pend{$h});
 		my $keep = defined $want ? 23 : 0;
