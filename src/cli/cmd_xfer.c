@@ -10,6 +10,7 @@
 
 #include "cli/cmd_xfer.h"
 #include "cli/opt_parse.h"
+#include "core/land.h"
 #include "core/log.h"
 #include "core/proto.h"
 #include "serve/serve_client.h"
@@ -232,6 +233,7 @@ static void xfer_check_serve(struct opt_state *st, struct xfer_cli *x)
 	struct session_opts *o = &x->o;
 	bool served = x->to || x->from || x->peer_end;
 	const struct dnd_method *pm;
+	char why[256];
 
 	if (st->cmd->roles == BOTH)
 		return;		/* the seed's form has none of this */
@@ -246,6 +248,10 @@ static void xfer_check_serve(struct opt_state *st, struct xfer_cli *x)
 		st->bad++;
 	}
 	xfer_check_end(st, x);
+	if (x->to && land_check_name(x->to, why, sizeof(why))) {
+		log_err("--to: %s", why);
+		st->bad++;
+	}
 	if (!served && (x->key || opt_given(st, "peer-method"))) {
 		log_err("--key and --peer-method are for a transfer with dnd "
 			"serve: add --to NAME (send) or --from NAME (recv)");

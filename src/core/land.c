@@ -12,6 +12,9 @@
 
 #include "core/land.h"
 
+_Static_assert(sizeof(LAND_TMP_SUFFIX) < sizeof(LAND_LONGEST) - 1,
+	       "the temporary name must not be the longest beside a target");
+
 static char *land_dir(const char *target)
 {
 	char *copy = strdup(target), *dir;
@@ -76,6 +79,8 @@ int land_check(const char *target, bool overwrite, bool truncate, char *err,
 	int r;
 
 	r = land_check_target(target, overwrite, truncate, err, len);
+	if (!r)
+		r = land_check_name(target, err, len);
 	if (r)
 		return r;
 	dir = land_dir(target);
@@ -95,6 +100,20 @@ int land_check(const char *target, bool overwrite, bool truncate, char *err,
 	}
 	free(dir);
 	return r;
+}
+
+int land_check_name(const char *target, char *err, size_t len)
+{
+	const char *base = strrchr(target, '/');
+	size_t n = strlen(base ? base + 1 : target);
+
+	if (n <= LAND_NAME_MAX)
+		return 0;
+	snprintf(err, len, "a file name of %zu bytes is too long: dnd keeps "
+		 "%s beside it, so the limit is %zu bytes (NAME_MAX %d less "
+		 "%zu); use a shorter name", n, LAND_LONGEST,
+		 (size_t)LAND_NAME_MAX, NAME_MAX, LAND_NAME_EXTRA);
+	return -ENAMETOOLONG;
 }
 
 int land_open(struct dnd_land *l, const char *target, bool overwrite,
@@ -141,7 +160,7 @@ int land_open(struct dnd_land *l, const char *target, bool overwrite,
 		goto nomem;
 	}
 	base = basename(copy);
-	if (asprintf(&l->tmp, "%s/.%s.dnd-XXXXXX", dir, base) == -1)
+	if (asprintf(&l->tmp, "%s/.%s" LAND_TMP_SUFFIX, dir, base) == -1)
 		l->tmp = NULL;
 	free(dir);
 	free(copy);
@@ -251,14 +270,14 @@ fail:
 	return r;
 }
 
-/* The partial file's name, or its record's with suffix ".info". */
+/* The partial file's name, or its record's with LAND_RECORD_SUFFIX. */
 static char *land_partial_name(const char *target, const char *suffix)
 {
 	char *dir = land_dir(target), *copy = strdup(target), *name = NULL;
 
 	if (dir && copy &&
-	    asprintf(&name, "%s/.%s.dnd-partial%s", dir, basename(copy),
-		     suffix) == -1)
+	    asprintf(&name, "%s/.%s" LAND_PARTIAL_SUFFIX "%s", dir,
+		     basename(copy), suffix) == -1)
 		name = NULL;
 	free(dir);
 	free(copy);
@@ -297,7 +316,7 @@ int land_open_resume(struct dnd_land *l, const char *target, bool truncate,
 
 	*kept = 0;
 	note[0] = '\0';
-	info = land_partial_name(target, ".info");
+	info = land_partial_name(target, LAND_RECORD_SUFFIX);
 	r = part && info ? 0 : -ENOMEM;
 	if (!r && lstat(part, &st) == 0) {
 		r = ident ? land_read_record(info, ident, length, &pre) : -ESTALE;
@@ -354,7 +373,7 @@ static int land_write_record(const char *info, uint64_t ident,
 	FILE *f;
 	int r = 0;
 
-	if (asprintf(&tmp, "%s.new", info) == -1)
+	if (asprintf(&tmp, "%s" LAND_NEW_SUFFIX, info) == -1)
 		return -ENOMEM;
 	f = fopen(tmp, "we");
 	if (!f) {
@@ -380,7 +399,7 @@ int land_keep(struct dnd_land *l, uint64_t ident, uint64_t length,
 	      uint64_t prefix, char *err, size_t len)
 {
 	char *part = land_partial_name(l->target, "");
-	char *info = land_partial_name(l->target, ".info");
+	char *info = land_partial_name(l->target, LAND_RECORD_SUFFIX);
 	int r = part && info && l->tmp && l->fd != -1 ? 0 : -EINVAL;
 
 	/* The bytes first, then the record that vouches for them. */

@@ -12,9 +12,24 @@
 #define DND_LAND_H
 
 #include <sys/types.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+/*
+ * What dnd puts beside a target NAME, each as "." NAME suffix: the
+ * temporary file, the kept partial (--resume), its record, and the record
+ * while it is written. The last is the longest, and so bounds NAME.
+ */
+#define LAND_TMP_SUFFIX		".dnd-XXXXXX"
+#define LAND_PARTIAL_SUFFIX	".dnd-partial"
+#define LAND_RECORD_SUFFIX	".info"
+#define LAND_NEW_SUFFIX		".new"
+#define LAND_LONGEST \
+	"." "NAME" LAND_PARTIAL_SUFFIX LAND_RECORD_SUFFIX LAND_NEW_SUFFIX
+#define LAND_NAME_EXTRA	(sizeof(LAND_LONGEST) - sizeof("NAME"))
+#define LAND_NAME_MAX	(NAME_MAX - LAND_NAME_EXTRA)
 
 struct dnd_land {
 	char *target;
@@ -32,11 +47,19 @@ struct dnd_land {
  * Checks, before any byte arrives, that the target can be landed: refuses
  * anything under its name (lstat: a dangling symlink too) without
  * overwrite (-o) or truncate (-t) (-EEXIST), a symlink with -o alone
- * (-ELOOP), a directory, an unwritable directory and a pseudo file system
- * such as /proc. Returns 0 or -errno with the reason and the fix in err.
+ * (-ELOOP), a directory, an unwritable directory, a pseudo file system
+ * such as /proc and a name too long for land_check_name(). Returns 0 or -errno with the reason and the fix in err.
  */
 int land_check(const char *target, bool overwrite, bool truncate, char *err,
 	       size_t len);
+
+/*
+ * Checks that target's final component leaves room for every name dnd
+ * puts beside it (LAND_NAME_MAX). Returns 0, or -ENAMETOOLONG with the
+ * limit and the fix in err; the name itself is not quoted, so a client's
+ * bytes never reach a log through it.
+ */
+int land_check_name(const char *target, char *err, size_t len);
 
 /* Opens the temporary file (or the target, in place, for -o) read-write.
  * A target that exists now without -t or -o is refused (-EEXIST).

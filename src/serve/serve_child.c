@@ -21,6 +21,7 @@
 
 #include "core/io.h"
 #include "core/json.h"
+#include "core/land.h"
 #include "core/net.h"
 #include "core/proto.h"
 #include "core/stats.h"
@@ -193,6 +194,8 @@ static int child_push(struct child *k)
 		return child_refuse(k, SERVE_ST_REFUSED, why);
 	k->dfd = t.dirfd;
 	snprintf(k->base, sizeof(k->base), "%s", t.base);
+	if (land_check_name(t.base, why, sizeof(why)))
+		return child_refuse(k, SERVE_ST_REFUSED, why);
 	if (t.exists && !o->replace) {
 		snprintf(why, sizeof(why), "%.200s exists on the server, which "
 			 "runs without --replace", k->p.name);

@@ -48,10 +48,12 @@ only_known "$base"
 ok "wrong key, missing key, readable key file: refused, nothing written"
 
 long=$(printf 'n%.0s' $(seq 1 300))
-for name in ../x /etc/x sub/../x link/x "sub/$long" exists nodir/x sub/ .; do
+for name in ../x /etc/x sub/../x link/x exists nodir/x sub/ .; do
 	expect_exit 1 cli send --key "$T/key" --to "$name" "$T/src"
 	expect_out "server refused: "
 done
+expect_exit 2 cli send --key "$T/key" --to "sub/$long" "$T/src"
+expect_out "dnd: --to: a file name of 300 bytes is too long"
 expect_exit 1 cli recv --key "$T/key" --from ../../etc/passwd "$T/pulled"
 expect_out "server refused: "
 expect_exit 1 cli send --key "$T/key" --to big -l 3M /dev/zero

@@ -202,18 +202,19 @@ wait_text() {
 json_of() { grep '^{' "$1"; }
 
 # Hand-made protocol messages (src/core/proto.h), in one place:
-# msg_hdr LEN: the opening of a one-stream transfer of LEN payload bytes
+# msg_hdr LEN [IDENT]: the opening of a one-stream transfer of LEN payload
+# bytes from a source of identity IDENT (default 0: none, as a pipe's)
 # (header, plan from 0, stream 0's join; the receiver's accept is left
 # unread); msg_hdr_seg: the same for segments; msg_trl BYTES HASH [FLAGS]:
 # a trailer, FLAGS 1 (default) carries the hash.
 be16() { printf "$(printf '%04x' "$1" | sed 's/../\\x&/g')"; }
-msg_open() { # msg_open VERSION FLAGS LEN
-	printf 'DNDH'; be16 "$1"; be16 "$2"; be64 "$3"; be64 7; be64 0
+msg_open() { # msg_open VERSION FLAGS LEN [IDENT]
+	printf 'DNDH'; be16 "$1"; be16 "$2"; be64 "$3"; be64 7; be64 "${4:-0}"
 	be16 1; head -c 14 /dev/zero
 	printf 'DNDP'; head -c 20 /dev/zero
 	printf 'DNDJ'; be16 0; be16 1; be64 7; be64 0; be64 "$3"
 }
-msg_hdr() { msg_open 3 0 "$1"; }
+msg_hdr() { msg_open 3 0 "$1" "${2:-0}"; }
 msg_hdr_seg() { msg_open 3 1 0; }
 msg_trl() { printf "DNDT\\x00\\x00\\x00\\x$(printf %02x "${3:-1}")"; be64 "$1"; be64 "$2"; }
 

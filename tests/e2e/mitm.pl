@@ -11,14 +11,16 @@
 #   pause SIZE once SIZE bytes went one way, stops reading that way until
 #              SIGUSR1 (small socket buffers: the writer soon blocks), so
 #              a test can act in the middle of a transfer
+#   swap FROM TO  replaces the first FROM on the way with TO, as long (a
+#              keyless request is not MACed: the server sees TO)
 # Exits when both directions have ended, or after 30 s. Prints "flipped",
-# "strangers" or "paused" on stdout when it did.
+# "strangers", "paused" or "swapped" on stdout when it did.
 use strict;
 use warnings;
 use Socket;
 use IO::Select;
 
-my ($la, $lp, $ta, $tp, $mode, $size) = @ARGV;
+my ($la, $lp, $ta, $tp, $mode, $size, $to) = @ARGV;
 alarm 30;
 $| = 1;
 my ($paused, $resume, %went) = (undef, 0);
@@ -35,8 +37,9 @@ socket(my $s, PF_INET, SOCK_STREAM, 0) or die "socket: $!";
 setsockopt($s, SOL_SOCKET, SO_RCVBUF, 65536) if $mode eq 'pause';
 connect($s, sockaddr_in($tp, inet_aton($ta))) or die "connect: $!";
 
-my $want = $mode eq 'flip' ?
-	"DNDT\0\0\0\x01" . pack('Q>', $size) : undef;
+my $want = $mode eq 'flip' ? "DNDT\0\0\0\x01" . pack('Q>', $size) :
+	   $mode eq 'swap' ? $size : undef;
+my $span = $mode eq 'flip' ? 24 : defined $want ? length $want : 0;
 my (%pend, %peer, %open, @keep);
 $pend{$c} = $pend{$s} = '';
 $peer{$c} = $s; $peer{$s} = $c;
@@ -53,14 +56,19 @@ sub out {
 	}
 }
 
-# Flips the trailer's hash once it is whole in the pending bytes.
+# Flips the trailer's hash, or swaps FROM, once whole in the pending bytes.
 sub flip {
 	my ($r) = @_;
 	return if $done || !defined $want;
 	my $at = index($$r, $want);
-	return if $at < 0 || $at + 24 > length $$r;
-	substr($$r, $at + 16, 1) = chr(ord(substr($$r, $at + 16, 1)) ^ 1);
+	return if $at < 0 || $at + $span > length $$r;
 	$done = 1;
+	if ($mode eq 'swap') {
+		substr($$r, $at, $span) = $to;
+		print "swapped\n";
+		return;
+	}
+	substr($$r, $at + 16, 1) = chr(ord(substr($$r, $at + 16, 1)) ^ 1);
 	print "flipped\n";
 }
 
@@ -126,7 +134,7 @@ while ($open{$c} || $open{$s}) {
 		pause($h, $n);
 		$pend{$h} .= $d;
 		flip(\$pend{$h});
-		my $keep = defined $want ? 23 : 0;
+		my $keep = $span ? $span - 1 : 0;
 		my $go = length($pend{$h}) - $keep;
 		next if $go <= 0;
 		out($peer{$h}, substr($pend{$h}, 0, $go));
