@@ -334,6 +334,22 @@ int io_reopen_direct(int fd, int flags)
 	return r == -1 ? -errno : r;
 }
 
+int io_check_direct(const char *path, int flags, const char *fix,
+		    char *why, size_t len)
+{
+	int fd = open(path, flags | O_DIRECT | O_CLOEXEC, 0600);
+
+	if (fd != -1) {
+		close(fd);
+		return 0;
+	}
+	if (errno != EINVAL)
+		return 0;
+	snprintf(why, len, "--direct: the file system of %s refuses "
+		 "O_DIRECT; %s, or drop --direct", path, fix);
+	return -EINVAL;
+}
+
 int io_fdatasync(struct dnd_syscalls *sc, int fd)
 {
 	int r;

@@ -78,6 +78,11 @@ int io_sync_range(struct dnd_syscalls *sc, int fd, off_t off, off_t len);
  * the page cache for unaligned pieces. Returns the new fd or -errno
  * (-EINVAL: the file system refuses O_DIRECT). Not counted. */
 int io_reopen_direct(int fd, int flags);
+/* Before any transfer: opens path with flags | O_DIRECT and closes it.
+ * Returns 0, or -EINVAL with why naming the file system's refusal and
+ * "fix, or drop --direct"; any other failure is left to the transfer (0). */
+int io_check_direct(const char *path, int flags, const char *fix,
+		    char *why, size_t len);
 /* fallocate(fd, 0, off, len): reserves blocks and extends the size. */
 int io_fallocate(struct dnd_syscalls *sc, int fd, off_t off, off_t len);
 

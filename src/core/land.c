@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/io.h"
 #include "core/land.h"
 
 _Static_assert(sizeof(LAND_TMP_SUFFIX) < sizeof(LAND_LONGEST) - 1,
@@ -114,6 +115,22 @@ int land_check_name(const char *target, char *err, size_t len)
 		 "%zu); use a shorter name", n, LAND_LONGEST,
 		 (size_t)LAND_NAME_MAX, NAME_MAX, LAND_NAME_EXTRA);
 	return -ENAMETOOLONG;
+}
+
+int land_check_direct(const char *target, char *err, size_t len)
+{
+	char *dir = land_dir(target);
+	int r;
+
+	if (!dir) {
+		snprintf(err, len, "out of memory");
+		return -ENOMEM;
+	}
+	/* Unnamed: nothing appears, even for a moment. */
+	r = io_check_direct(dir, O_TMPFILE | O_WRONLY, "land on a disk file "
+			    "system", err, len);
+	free(dir);
+	return r;
 }
 
 int land_open(struct dnd_land *l, const char *target, bool overwrite,

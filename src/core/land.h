@@ -61,6 +61,15 @@ int land_check(const char *target, bool overwrite, bool truncate, char *err,
  */
 int land_check_name(const char *target, char *err, size_t len);
 
+/*
+ * --direct: checks that target's directory takes O_DIRECT files (an
+ * unnamed O_TMPFILE opened O_DIRECT; nothing appears). Returns 0, or
+ * -EINVAL with the reason and the fix in err when its file system refuses
+ * (ramfs, tmpfs before Linux 6.6). A file system without O_TMPFILE is
+ * left to the transfer itself: 0.
+ */
+int land_check_direct(const char *target, char *err, size_t len);
+
 /* Opens the temporary file (or the target, in place, for -o) read-write.
  * A target that exists now without -t or -o is refused (-EEXIST).
  * Returns 0 or -errno with err set. */

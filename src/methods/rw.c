@@ -13,10 +13,12 @@
  */
 #include <sys/mman.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "core/io.h"
+#include "core/land.h"
 #include "methods/rw_direct.h"
 #include "xfer/method.h"
 #include "xfer/xfer.h"
@@ -27,9 +29,12 @@ struct rw_priv {
 	size_t zero_filled;	/* bytes of buf already read from /dev/zero */
 };
 
-/* --direct needs a regular file, and io_uring to receive. */
+/* --direct needs a regular file on a file system that takes O_DIRECT,
+ * and io_uring to receive. Checked before any connection: the sender's
+ * source itself, the receiver's target directory. */
 static int rw_check(const struct xfer_cfg *c, char *why, size_t len)
 {
+
 	if (!c->direct)
 		return 0;
 	if (c->ep != DND_EP_FILE) {
@@ -47,7 +52,11 @@ static int rw_check(const struct xfer_cfg *c, char *why, size_t len)
 		return -EINVAL;
 	}
 #endif
-	return 0;
+	if (!c->path)
+		return 0;
+	return c->sender ? io_check_direct(c->path, O_RDONLY, "send from a "
+					   "disk file system", why, len) :
+			   land_check_direct(c->path, why, len);
 }
 
 static int rw_setup(struct dnd_xfer *x)

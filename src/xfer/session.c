@@ -74,6 +74,7 @@ static int session_open_end(struct session *s)
 		.hash_stream = o->sender && s->end.ep == DND_EP_STREAM &&
 			       o->verify && !o->raw,
 		.direct = o->direct,
+		.path = o->file,
 	};
 	return 0;
 }

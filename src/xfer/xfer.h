@@ -45,6 +45,8 @@ struct xfer_cfg {
 	bool hash_stream;	/* sender: a stream source that must be hashed
 				 * as it passes (it cannot be read twice) */
 	bool direct;		/* --direct: the file through O_DIRECT (rw) */
+	const char *path;	/* the file end's name, for checks before any
+				 * connection; NULL: none (serve, bench) */
 };
 
 /* What a stream's method reports (out). */
