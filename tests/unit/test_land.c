@@ -142,6 +142,29 @@ static void t_check(void)
 }
 
 /* Open, write, commit: the data under the name, nothing else. */
+/* The longest name kept beside a target fits NAME_MAX exactly at the
+ * limit: the bound comes from the suffixes land.c really uses. */
+static void t_name_max(void)
+{
+	char name[NAME_MAX + 2];
+
+	CHECK(LAND_NAME_MAX == 233 && strlen(LAND_LONGEST) == 26,
+	      "name max: %zu, longest %s", (size_t)LAND_NAME_MAX,
+	      LAND_LONGEST);
+	memset(name, 'n', sizeof(name) - 1);
+	name[LAND_NAME_MAX] = '\0';
+	CHECK(land_check_name(name, err, sizeof(err)) == 0,
+	      "name max: 233 bytes pass");
+	name[LAND_NAME_MAX] = 'n';
+	name[LAND_NAME_MAX + 1] = '\0';
+	CHECK(land_check_name(name, err, sizeof(err)) == -ENAMETOOLONG &&
+	      strstr(err, "234 bytes") && strstr(err, "limit is 233"),
+	      "name max: 234 bytes refused: %s", err);
+	CHECK(land_check(t_path(name), false, false, err, sizeof(err)) ==
+	      -ENAMETOOLONG && t_only(NULL, NULL),
+	      "name max: land_check refuses it, creates nothing");
+}
+
 static void t_commit_new(void)
 {
 	struct dnd_land l;
@@ -452,6 +475,7 @@ int main(void)
 		return DND_T_FAIL;
 	}
 	t_check();
+	t_name_max();
 	t_commit_new();
 	t_abort_new();
 	t_relative();
