@@ -276,31 +276,64 @@ static int recv_pull_streams(struct session *s)
 	return 0;
 }
 
-/* The streams after the first come to the listener (one-shot). 0 or 1. */
-static int recv_accept_streams(struct session *s)
+/* Stream 0's join, on the connection the header came on. 0 or 1. */
+static int recv_first_join(struct session *s)
+{
+	if (!recv_join(s, s->sock[0], &s->join[0]) && !s->join[0].index)
+		return 0;
+	return s->res.error[0] ? 1 : session_fail(s, "malformed stream from "
+			"the peer: the first stream is not stream 0");
+}
+
+/* The other streams' joins, from the connections accepted (fd[1..n-1],
+ * each placed in s->sock or closed). 0 or 1. */
+static int recv_place_streams(struct session *s, const int *fd)
 {
 	struct dnd_join j;
-	unsigned int got = 1;
+	unsigned int i;
+	int r = recv_first_join(s);
+
+	for (i = 1; i < s->n; i++) {
+		if (!r && (recv_join(s, fd[i], &j) || s->sock[j.index] >= 0))
+			r = s->res.error[0] ? 1 : session_fail(s, "malformed "
+				"stream from the peer: stream %u came twice",
+				j.index);
+		if (r) {
+			close(fd[i]);
+			continue;
+		}
+		s->sock[j.index] = fd[i];
+		s->join[j.index] = j;
+	}
+	return r;
+}
+
+/*
+ * One-shot: the streams after the first come to the listener. The sender
+ * connects them all before it sends any join, so every connection is
+ * accepted first: reading stream 0's join meanwhile would leave them in
+ * the listen queue, and those past its backlog would time out. 0 or 1.
+ */
+static int recv_accept_streams(struct session *s)
+{
+	int fd[DND_STREAMS_MAX];
+	unsigned int got;
 	char peer[96];
 
-	while (got < s->n) {
-		int fd = recv_accept_one(s, s->o->timeout, peer, sizeof(peer));
-
-		if (fd < 0)
-			return session_fail(s, "only %u of %u streams came: %s",
-					    got, s->n, fd == -EAGAIN ?
-					    "--timeout" : strerror(-fd));
-		if (recv_join(s, fd, &j) || s->sock[j.index] >= 0) {
-			close(fd);
-			return s->res.error[0] ? 1 : session_fail(s,
-				"malformed stream from the peer: stream %u "
-				"came twice", j.index);
-		}
-		s->sock[j.index] = fd;
-		s->join[j.index] = j;
-		got++;
+	/* Room for them all (net_listen's default is 16). */
+	listen(s->lfd, (int)s->n);
+	for (got = 1; got < s->n; got++) {
+		fd[got] = recv_accept_one(s, s->o->timeout, peer, sizeof(peer));
+		if (fd[got] < 0)
+			break;
 	}
-	return 0;
+	if (got == s->n)
+		return recv_place_streams(s, fd);
+	session_fail(s, "only %u of %u streams came: %s", got, s->n,
+		     fd[got] == -EAGAIN ? "--timeout" : strerror(-fd[got]));
+	while (--got)
+		close(fd[got]);
+	return 1;
 }
 
 /* Every stream's join, from wherever its connection comes. 0 or 1. */
@@ -308,19 +341,17 @@ static int recv_streams(struct session *s)
 {
 	const struct session_link *l = s->o->link;
 	unsigned int i;
+	int r;
 
-	if (l && !l->server) {
-		if (recv_pull_streams(s))
-			return 1;
-	} else if (recv_join(s, s->sock[0], &s->join[0]) ||
-		   s->join[0].index) {
-		return s->res.error[0] ? 1 : session_fail(s, "malformed "
-				"stream from the peer: the first stream is "
-				"not stream 0");
-	} else if (l ? s->n > 1 && session_link_streams(s, true) :
-		   recv_accept_streams(s)) {
+	if (l && !l->server)
+		r = recv_pull_streams(s);
+	else if (l)
+		r = recv_first_join(s) ||
+		    (s->n > 1 && session_link_streams(s, true));
+	else
+		r = recv_accept_streams(s);
+	if (r)
 		return 1;
-	}
 	for (i = 0; i < s->n; i++) {
 		if (session_stream_fd(s, i))
 			return 1;
