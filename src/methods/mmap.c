@@ -11,7 +11,10 @@
  * such a sparse mapped page kills the process with SIGBUS, leaving a torn
  * temporary file; so the window's blocks are reserved with fallocate() and
  * ENOSPC arrives as an error. Where the file system cannot fallocate, the
- * window is extended with ftruncate() as in the seed, and the report says so.
+ * file is extended with ftruncate() as in the seed, and the report says so:
+ * straight to the end of all streams' data when that is known, since a
+ * stream that set the size to the end of its own window would shrink the
+ * file under the mappings of streams further on (EFAULT, or SIGBUS).
  */
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -30,6 +33,8 @@ struct mmap_priv {
 	size_t window;		/* page multiple */
 	size_t page;
 	off_t fsize;		/* receiver: current size of the file */
+	off_t end;		/* receiver: where all streams' data ends; -1
+				 * unknown */
 	bool no_fallocate;	/* the file system refused fallocate() */
 };
 
@@ -65,6 +70,7 @@ static int mmap_setup(struct dnd_xfer *x)
 			return -errno;
 		}
 		p->fsize = st.st_size;
+		p->end = xfer_end(x->t);
 	}
 	x->priv = p;
 	x->out.eff_bsz = p->window;
@@ -102,7 +108,11 @@ static ssize_t mmap_send(struct dnd_xfer *x, size_t len)
 	return (ssize_t)n;
 }
 
-/* Makes the file size `to`, with blocks reserved where possible. */
+/*
+ * Makes the file size at least `to`, with blocks reserved where possible;
+ * else with ftruncate to the end of the data when known: every stream
+ * then sets the same size, and none shrinks the file.
+ */
 static int mmap_extend(struct dnd_xfer *x, struct mmap_priv *p, off_t to)
 {
 	int r = -EOPNOTSUPP;
@@ -112,9 +122,11 @@ static int mmap_extend(struct dnd_xfer *x, struct mmap_priv *p, off_t to)
 	if (r == -EOPNOTSUPP) {
 		if (!p->no_fallocate)
 			snprintf(x->out.detail, sizeof(x->out.detail), "mmap: this file "
-				 "system cannot fallocate; windows extended "
+				 "system cannot fallocate; file extended "
 				 "with ftruncate (a full disk means SIGBUS)");
 		p->no_fallocate = true;
+		if (p->end >= to)
+			to = p->end;
 		r = io_ftruncate(&x->out.sc, x->fd, to);
 	}
 	if (r)

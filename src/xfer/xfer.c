@@ -268,6 +268,22 @@ void xfer_stream(struct xfer *t, unsigned int i, int sock, int fd, off_t pos,
 	x->last = i + 1 == t->n;
 }
 
+off_t xfer_end(const struct xfer *t)
+{
+	off_t end = 0;
+	unsigned int i;
+
+	for (i = 0; i < t->n; i++) {
+		const struct dnd_xfer *x = &t->st[i];
+
+		if (x->frame != XFER_LENGTH)
+			return -1;
+		if (x->pos + (off_t)x->len > end)
+			end = x->pos + (off_t)x->len;
+	}
+	return end;
+}
+
 int xfer_setup(struct xfer *t)
 {
 	unsigned int i;

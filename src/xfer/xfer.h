@@ -158,6 +158,14 @@ int xfer_open(struct xfer *t, const struct xfer_cfg *c, unsigned int n);
 void xfer_stream(struct xfer *t, unsigned int i, int sock, int fd, off_t pos,
 		 enum xfer_frame frame, uint64_t len);
 
+/*
+ * Where the data of all streams ends in the file: the furthest end of
+ * their ranges, or -1 when a stream's length is unknown (not
+ * XFER_LENGTH). For setup hooks: streams' positions move once xfer_run
+ * starts.
+ */
+off_t xfer_end(const struct xfer *t);
+
 /* Runs the method's setup on every stream. 0, or the first -errno with that
  * stream's err set (xfer_failed). */
 int xfer_setup(struct xfer *t);
