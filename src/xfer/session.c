@@ -137,11 +137,12 @@ static int session_xfer_failed(struct session *s)
 					    done);
 		/* fall through */
 	case ECONNRESET:
-		return session_fail(s, s->o->sender ?
-				    "the receiver closed the connection after "
-				    "%llu bytes (it failed: see its message)" :
-				    "the sender reset the connection after "
-				    "%llu bytes", done);
+		/* A reset carries no sender: the peer's (one that failed
+		 * closes with data unread) looks like a middlebox's. */
+		return session_fail(s, "the connection was reset after %llu "
+				    "bytes: by the %s (see its message) or by "
+				    "something on the path", done,
+				    s->o->sender ? "receiver" : "sender");
 	case ENOSPC:
 	case EDQUOT:
 		return session_fail(s, "disk full writing %s after %llu bytes "

@@ -68,7 +68,7 @@ for sig in TERM INT; do
 		fail "receiver cause: $(cat "$T/r.log")"
 	no_leftovers "$D"
 	[ "$src" = 1 ] || fail "sender exit $src after its receiver stopped"
-	grep -q "dnd: the receiver closed the connection after" "$T/s.log" ||
+	grep -q "dnd: the connection was reset after [0-9]* bytes: by the receiver (see its message) or by something on the path" "$T/s.log" ||
 		fail "sender cause: $(cat "$T/s.log")"
 done
 ok "stopped receiver: nothing landed, both sides name the cause"

@@ -13,8 +13,10 @@
 #              a test can act in the middle of a transfer
 #   swap FROM TO  replaces the first FROM on the way with TO, as long (a
 #              keyless request is not MACed: the server sees TO)
+#   reset SIZE once it has passed SIZE bytes from the client on, resets
+#              both connections (SO_LINGER 0), as a middlebox may
 # Exits when both directions have ended, or after 30 s. Prints "flipped",
-# "strangers", "paused" or "swapped" on stdout when it did.
+# "strangers", "paused", "swapped" or "reset" on stdout when it did.
 use strict;
 use warnings;
 use Socket;
@@ -91,6 +93,21 @@ sub strangers {
 	print "strangers\n";
 }
 
+# Cuts both connections with a reset each, once SIZE bytes went on.
+my $passed = 0;
+sub cut {
+	my ($h, $n) = @_;
+	return if $mode ne 'reset' || $h != $c;
+	$passed += $n;
+	return if $passed < $size;
+	for my $x ($c, $s) {
+		setsockopt($x, SOL_SOCKET, SO_LINGER, pack('ii', 1, 0));
+		close($x);
+	}
+	print "reset\n";
+	exit 0;
+}
+
 my $sel = IO::Select->new($c, $s);
 
 # Stops reading $h once SIZE bytes came from it.
@@ -139,5 +156,6 @@ while ($open{$c} || $open{$s}) {
 		next if $go <= 0;
 		out($peer{$h}, substr($pend{$h}, 0, $go));
 		$pend{$h} = substr($pend{$h}, $go);
+		cut($h, $go);
 	}
 }
