@@ -283,7 +283,12 @@ int land_commit(struct dnd_land *l, uint64_t size, char *err, size_t len)
 	return 0;
 fail:
 	r = -errno;
-	snprintf(err, len, "cannot land %s: %s", l->target, strerror(errno));
+	if (r == -EEXIST && !l->replaces)
+		snprintf(err, len, "%s appeared during the transfer (another "
+			 "one landed it?); use -t to replace it", l->target);
+	else
+		snprintf(err, len, "cannot land %s: %s", l->target,
+			 strerror(-r));
 	return r;
 }
 
@@ -301,20 +306,44 @@ static char *land_partial_name(const char *target, const char *suffix)
 	return name;
 }
 
-/* Reads a partial's record: 0 when it names ident and length. */
+/* Removes a name that is not ours to keep: a file, a link, an empty
+ * directory (one with something in it stays, and so does its content). */
+static void land_remove(const char *path)
+{
+	if (unlink(path) == -1 && errno == EISDIR)
+		rmdir(path);
+}
+
+/*
+ * Reads a partial's record. O_NONBLOCK: a FIFO planted under its name
+ * would block the open until a writer came. 0 with *prefix, -ESTALE when
+ * it names another source, -ENOTTY when it is no regular file, else
+ * -EBADMSG.
+ */
 static int land_read_record(const char *path, uint64_t ident,
 			    uint64_t length, uint64_t *prefix)
 {
 	unsigned long long id, len, pre;
-	FILE *f = fopen(path, "re");
-	int n;
+	char buf[160];
+	struct stat st;
+	ssize_t n;
+	int fd;
 
-	if (!f)
-		return -errno;
-	n = fscanf(f, "dnd-partial 1\nident %llx\nlength %llu\nprefix %llu\n",
-		   &id, &len, &pre);
-	fclose(f);
-	if (n != 3 || pre > len)
+	fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY |
+		  O_CLOEXEC);
+	if (fd == -1)
+		return errno == ELOOP ? -ENOTTY : -EBADMSG;
+	if (fstat(fd, &st) == -1 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return -ENOTTY;
+	}
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -EBADMSG;
+	buf[n] = '\0';
+	if (sscanf(buf, "dnd-partial 1\nident %llx\nlength %llu\nprefix %llu\n",
+		   &id, &len, &pre) != 3 || pre > len)
 		return -EBADMSG;
 	if (id != ident || len != length)
 		return -ESTALE;
@@ -322,56 +351,112 @@ static int land_read_record(const char *path, uint64_t ident,
 	return 0;
 }
 
+/*
+ * Opens the kept partial file for writing, if it may be: only a regular
+ * file of ours that no other name shares (the rest of the transfer would
+ * land in that other file), holding at least what its record vouches
+ * for. Returns the fd with *pre set, or -1 with the reason in why (empty
+ * when there is no partial at all).
+ */
+static int land_take(const char *part, const char *info, uint64_t ident,
+		     uint64_t length, uint64_t *pre, char *why, size_t wlen)
+{
+	struct stat st;
+	int fd = -1, r;
+
+	why[0] = '\0';
+	*pre = 0;
+	if (lstat(part, &st) == -1)
+		return -1;
+	/* A FIFO or a device is never opened: that alone can block. */
+	if (S_ISREG(st.st_mode))
+		fd = open(part, O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY |
+			  O_CLOEXEC);
+	if (fd == -1 || fstat(fd, &st) == -1 || !S_ISREG(st.st_mode))
+		snprintf(why, wlen, "is not a regular file");
+	else if (st.st_nlink != 1)
+		snprintf(why, wlen, "has %ju links, and writing it would "
+			 "change the other files", (uintmax_t)st.st_nlink);
+	else if (st.st_uid != geteuid())
+		snprintf(why, wlen, "belongs to another user (uid %u)",
+			 (unsigned int)st.st_uid);
+	else if ((r = ident ? land_read_record(info, ident, length, pre) :
+		  -ESTALE))
+		snprintf(why, wlen, "%s", r == -ESTALE ? "is of another "
+			 "source (size, time or inode differ)" :
+			 r == -ENOTTY ? "has a record that is not a regular "
+			 "file" : "is damaged or without its record");
+	else if (!*pre)
+		snprintf(why, wlen, "holds no bytes by its record");
+	else if ((uint64_t)st.st_size < *pre)
+		snprintf(why, wlen, "is shorter than its record says (%jd of "
+			 "%ju bytes)", (intmax_t)st.st_size, (uintmax_t)*pre);
+	/* Back to blocking I/O: io_uring would answer EAGAIN otherwise. */
+	else if (fcntl(fd, F_SETFL, 0) == -1)
+		snprintf(why, wlen, "cannot be set up: %s", strerror(errno));
+	else
+		return fd;
+	if (fd != -1)
+		close(fd);
+	*pre = 0;
+	return -1;
+}
+
 int land_open_resume(struct dnd_land *l, const char *target, bool truncate,
 		     uint64_t ident, uint64_t length, uint64_t *kept,
 		     char *note, size_t nlen, char *err, size_t len)
 {
 	char *part = land_partial_name(target, ""), *info;
-	struct stat st;
+	char why[128];
+	struct stat st, at;
 	uint64_t pre = 0;
-	int r, fd;
+	int r, fd = -1;
 
 	*kept = 0;
 	note[0] = '\0';
 	info = land_partial_name(target, LAND_RECORD_SUFFIX);
 	r = part && info ? 0 : -ENOMEM;
-	if (!r && lstat(part, &st) == 0) {
-		r = ident ? land_read_record(info, ident, length, &pre) : -ESTALE;
-		if (r == 0 && (!S_ISREG(st.st_mode) ||
-			       (uint64_t)st.st_size < pre))
-			r = -EBADMSG;
-		if (r) {
-			snprintf(note, nlen, "the kept partial file %s is %s; "
-				 "starting over", part, r == -ESTALE ?
-				 "of another source (size, time or inode "
-				 "differ)" : "damaged or without its record");
-			/* A failure of this transfer keeps its own. */
-			unlink(part);
-			unlink(info);
+	if (!r) {
+		fd = land_take(part, info, ident, length, &pre, why,
+			       sizeof(why));
+		if (why[0])
+			snprintf(note, nlen, "the kept partial file %s %s; "
+				 "starting over", part, why);
+		/* A failure of this transfer keeps its own. */
+		if (fd == -1) {
+			land_remove(part);
+			land_remove(info);
 		}
-		r = 0;
 	}
 	r = r ? r : land_open(l, target, false, truncate, err, len);
-	if (r || !pre) {
-		free(part);
-		free(info);
-		return r;
-	}
-	/* Our new temporary file gives way to the kept one. */
-	fd = open(part, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
-	if (fd == -1 || rename(part, l->tmp) == -1) {
-		r = -errno;
-		snprintf(err, len, "cannot take up %s: %s", part,
-			 strerror(errno));
-		if (fd != -1)
-			close(fd);
+	if (r || fd == -1)
+		goto out;
+	/* Our new temporary file gives way to the kept one, which must be
+	 * the very file judged above (the name may have been swapped). */
+	if (rename(part, l->tmp) == -1) {
+		if (errno == ENOENT)
+			snprintf(note, nlen, "the kept partial file %s was "
+				 "taken up by another transfer; starting over",
+				 part);
+		else
+			r = -errno;
+	} else if (lstat(l->tmp, &at) == -1 || fstat(fd, &st) == -1 ||
+		   at.st_dev != st.st_dev || at.st_ino != st.st_ino) {
+		r = -ESTALE;
 	} else {
 		close(l->fd);
 		l->fd = fd;
+		fd = -1;
 		l->partial = true;
 		*kept = pre;
 		unlink(info);
 	}
+	if (r)
+		snprintf(err, len, "cannot take up %s: %s", part, r == -ESTALE ?
+			 "it was replaced meanwhile" : strerror(-r));
+out:
+	if (fd != -1)
+		close(fd);
 	free(part);
 	free(info);
 	return r;
@@ -382,27 +467,33 @@ int land_restart(struct dnd_land *l)
 	return ftruncate(l->fd, 0) == -1 ? -errno : 0;
 }
 
-/* Writes the record next to the partial: a temporary name, then rename. */
+/*
+ * Writes the record next to the partial: a temporary name, then rename.
+ * That name is removed first and created anew (O_EXCL, which follows no
+ * symlink): whatever another user planted there is never written through.
+ */
 static int land_write_record(const char *info, uint64_t ident,
 			     uint64_t length, uint64_t prefix)
 {
 	char *tmp = NULL;
-	FILE *f;
-	int r = 0;
+	int r = 0, fd;
 
 	if (asprintf(&tmp, "%s" LAND_NEW_SUFFIX, info) == -1)
 		return -ENOMEM;
-	f = fopen(tmp, "we");
-	if (!f) {
-		free(tmp);
-		return -errno;
-	}
-	fprintf(f, "dnd-partial 1\nident %016llx\nlength %llu\nprefix %llu\n",
-		(unsigned long long)ident, (unsigned long long)length,
-		(unsigned long long)prefix);
-	if (fflush(f) || fsync(fileno(f)))
+	land_remove(tmp);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+		  0600);
+	if (fd == -1) {
 		r = -errno;
-	if (fclose(f) && !r)
+		free(tmp);
+		return r;
+	}
+	if (dprintf(fd, "dnd-partial 1\nident %016llx\nlength %llu\n"
+		    "prefix %llu\n", (unsigned long long)ident,
+		    (unsigned long long)length,
+		    (unsigned long long)prefix) < 0 || fsync(fd) == -1)
+		r = -errno;
+	if (close(fd) == -1 && !r)
 		r = -errno;
 	if (!r && rename(tmp, info) == -1)
 		r = -errno;
@@ -417,8 +508,17 @@ int land_keep(struct dnd_land *l, uint64_t ident, uint64_t length,
 {
 	char *part = land_partial_name(l->target, "");
 	char *info = land_partial_name(l->target, LAND_RECORD_SUFFIX);
+	struct stat st;
 	int r = part && info && l->tmp && l->fd != -1 ? 0 : -EINVAL;
 
+	/* Another transfer landed the target meanwhile (this one lost the
+	 * race to the rename): a partial of it would only be stale. */
+	if (!r && !l->replaces && lstat(l->target, &st) == 0) {
+		snprintf(err, len, "%s was landed by another transfer; "
+			 "nothing kept for --resume", l->target);
+		r = -EEXIST;
+		goto out;
+	}
 	/* The bytes first, then the record that vouches for them. */
 	if (!r && (ftruncate(l->fd, (off_t)prefix) == -1 ||
 		   fdatasync(l->fd) == -1))
@@ -428,13 +528,13 @@ int land_keep(struct dnd_land *l, uint64_t ident, uint64_t length,
 	if (!r && (r = land_write_record(info, ident, length, prefix)))
 		unlink(part);
 	if (!r) {
-		free(l->tmp);
-		l->tmp = NULL;
 		land_sync_dir(l);
-	}
-	if (r)
+		land_free(l);
+	} else {
 		snprintf(err, len, "cannot keep the partial file for "
 			 "--resume: %s", strerror(-r));
+	}
+out:
 	land_close(l);
 	free(part);
 	free(info);

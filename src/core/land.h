@@ -94,8 +94,11 @@ void land_abort(struct dnd_land *l);
  *
  * land_open_resume() is land_open() that takes such a partial file as the
  * temporary file when its record names the same ident and length: *kept
- * is then the bytes it holds (else 0, with the reason in note when a
- * partial was there but of something else, which is then started over).
+ * is then the bytes it holds. Else *kept is 0 and, when something was
+ * there, note says why it is started over and it is removed: a record of
+ * another source, a damaged one or one that is no regular file (a FIFO
+ * is never waited on), a partial shorter than its record, one that is no
+ * regular file, has other links or belongs to another user.
  */
 int land_open_resume(struct dnd_land *l, const char *target, bool truncate,
 		     uint64_t ident, uint64_t length, uint64_t *kept,
@@ -106,8 +109,11 @@ int land_restart(struct dnd_land *l);
 
 /*
  * After a failure: keeps the first prefix bytes (synced) as the partial
- * file with its record, for land_open_resume() next time. 0, or -errno
- * (then land_abort() as usual). Closes the file either way.
+ * file with its record, for land_open_resume() next time. 0, with l
+ * closed and freed as by land_free(); or -errno with err set (-EEXIST:
+ * another transfer landed the target meanwhile), l closed, then
+ * land_abort() as usual. The record's temporary name is created with
+ * O_EXCL: nothing planted there is written through.
  */
 int land_keep(struct dnd_land *l, uint64_t ident, uint64_t length,
 	      uint64_t prefix, char *err, size_t len);

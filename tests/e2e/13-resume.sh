@@ -12,25 +12,6 @@ mkdir "$D"
 SIZE=$((160 << 20))
 random_file "$T/src" "$SIZE"
 
-# interrupt [RECV ARGS]: a transfer to $D/dst cut part-way: the receiver
-# is frozen once data flows, the sender killed, the receiver thawed; it
-# takes what was in flight and fails. Sets KEPT from the partial's record.
-interrupt() {
-	next_port
-	start_recv "$T/r.log" -b 4Ki "$@" "$D/dst"
-	wait_listen "$PORT"
-	"$DND" send -c 127.0.0.1 -p "$PORT" "$T/src" >"$T/s.log" 2>&1 &
-	local sp=$!
-	_pids+=("$sp")
-	wait_size "$D/.dst.dnd-*" $((4 << 20))
-	kill -STOP "$RPID"
-	kill -9 "$sp"
-	kill -CONT "$RPID"
-	wait_recv
-	[ "$RRC" = 1 ] || fail "interrupted receiver exited $RRC: $(cat "$T/r.log")"
-	KEPT=$(sed -n 's/^prefix //p' "$D/.dst.dnd-partial.info" 2>/dev/null)
-}
-
 # resume: the same source again, both ends --json; checks the outcome.
 resume() {
 	xfer "-c 127.0.0.1 --json $T/src" "--resume --json $D/dst"
@@ -41,13 +22,13 @@ resume() {
 }
 
 # Without --resume a failure keeps nothing.
-interrupt
+cut_transfer "$T/src" "$D"
 [ -z "$KEPT" ] || fail "a partial was kept without --resume"
 no_leftovers "$D"
 ok "without --resume an interrupted transfer leaves nothing"
 
 # With it: the prefix is kept, and only the rest is sent next time.
-interrupt --resume
+cut_transfer "$T/src" "$D" --resume
 [ -n "$KEPT" ] && [ "$KEPT" -gt 0 ] && [ "$KEPT" -lt "$SIZE" ] ||
 	fail "kept '$KEPT' of $SIZE: $(cat "$T/r.log"; ls -la "$D")"
 grep -q "dnd: kept $KEPT bytes for --resume" "$T/r.log" || fail "$(cat "$T/r.log")"
@@ -67,7 +48,7 @@ ok "resumed from $KEPT bytes: $((SIZE - KEPT)) sent, whole file verified"
 rm "$D/dst"
 
 # The source changed (its time, so its identity): start over, and say so.
-interrupt --resume
+cut_transfer "$T/src" "$D" --resume
 [ -n "$KEPT" ] || fail "nothing kept"
 touch -d '2001-01-01' "$T/src"
 resume
@@ -79,7 +60,7 @@ ok "a changed source starts over and says why"
 rm "$D/dst"
 
 # The partial file was altered: the prefix hashes differ, start over.
-interrupt --resume
+cut_transfer "$T/src" "$D" --resume
 [ -n "$KEPT" ] || fail "nothing kept"
 printf 'X' | dd of="$D/.dst.dnd-partial" bs=1 seek=100 conv=notrunc 2>/dev/null
 resume

@@ -267,3 +267,33 @@ need_py3() {
 	"$PY3" -c "import ${1:-csv}" 2>/dev/null ||
 		skip "$PY3 ${1:+with $1 }is missing; scripts/deps.sh installs python3 and python3-jsonschema"
 }
+
+# freeze_transfer SRC DIR [RECV ARGS]: starts a transfer of SRC (over 100
+# MiB, so it is still running) to DIR/dst, logs in $T/r.log and $T/s.log,
+# and freezes the receiver (SIGSTOP) once data flows. Sets RPID and SPID.
+freeze_transfer() {
+	local src=$1 dir=$2; shift 2
+	next_port
+	start_recv "$T/r.log" -b 4Ki "$@" "$dir/dst"
+	wait_listen "$PORT"
+	"$DND" send -c 127.0.0.1 -p "$PORT" "$src" >"$T/s.log" 2>&1 &
+	SPID=$!
+	_pids+=("$SPID")
+	wait_size "$dir/.dst.dnd-*" $((4 << 20))
+	kill -STOP "$RPID"
+}
+
+# cut_transfer SRC DIR [RECV ARGS]: freeze_transfer, then the sender is
+# killed and the receiver thawed; it takes what was in flight and fails.
+# Sets KEPT from the record a --resume receiver keeps (empty without one).
+cut_transfer() {
+	freeze_transfer "$@"
+	kill -9 "$SPID"
+	kill -CONT "$RPID"
+	wait_recv
+	[ "$RRC" = 1 ] || fail "interrupted receiver exited $RRC: $(cat "$T/r.log")"
+	# Under SANITIZE a leak report does not change the exit code.
+	! grep -q "ERROR: [A-Za-z]*Sanitizer" "$T/r.log" ||
+		fail "the receiver's sanitizer report: $(cat "$T/r.log")"
+	KEPT=$(sed -n 's/^prefix //p' "$2/.dst.dnd-partial.info" 2>/dev/null)
+}

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * Landing a received file in a scratch directory: temporary name, commit by
- * rename, abort, -t (replace) and -o (overwrite in place), races.
+ * rename, abort, -t (replace) and -o (overwrite in place), races, and the
+ * --resume partial file.
  */
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -326,7 +327,8 @@ static void t_appears(void)
 	t_write(&l, "mine");
 	t_put("race", "theirs", 0644);
 	CHECK(land_commit(&l, 4, err, sizeof(err)) == -EEXIST &&
-	      strstr(err, "cannot land") && t_holds("race", "theirs"),
+	      strstr(err, "appeared during the transfer") &&
+	      strstr(err, "use -t to replace it") && t_holds("race", "theirs"),
 	      "no flags: commit refuses the newcomer: %s", err);
 	/*
 	 * issue 13: land.h says the commit closes the file either way, but a
@@ -465,6 +467,40 @@ static void t_noperm(void)
 	      WEXITSTATUS(st));
 }
 
+/* --resume: keep a prefix, take it up again; keep frees what it held. */
+static void t_keep(void)
+{
+	struct dnd_land l;
+	char note[512];
+	uint64_t kept = 1;
+
+	err[0] = '\0';
+	CHECK(land_open_resume(&l, t_path("f"), false, 7, 11, &kept, note,
+			       sizeof(note), err, sizeof(err)) == 0 &&
+	      !kept && !note[0] && t_write(&l, "hello world"), "open: %s", err);
+	CHECK(land_keep(&l, 7, 11, 5, err, sizeof(err)) == 0, "keep: %s", err);
+	CHECK(l.fd == -1 && !l.tmp && !l.target, "keep closes and frees");
+	CHECK(t_holds(".f.dnd-partial", "hello") &&
+	      t_only(".f.dnd-partial", ".f.dnd-partial.info"),
+	      "the prefix and its record, nothing else");
+	CHECK(land_open_resume(&l, t_path("f"), false, 7, 11, &kept, note,
+			       sizeof(note), err, sizeof(err)) == 0 &&
+	      kept == 5 && l.partial && !note[0], "taken up: %llu %s%s",
+	      (unsigned long long)kept, note, err);
+	land_abort(&l);
+	CHECK(t_only(NULL, NULL), "abort removes the taken-up partial");
+
+	/* A FIFO as the record: refused at once, never waited on. */
+	t_put(".f.dnd-partial", "hello", 0600);
+	CHECK(mkfifo(t_path(".f.dnd-partial.info"), 0600) == 0, "mkfifo");
+	CHECK(land_open_resume(&l, t_path("f"), false, 7, 11, &kept, note,
+			       sizeof(note), err, sizeof(err)) == 0 &&
+	      !kept && strstr(note, "has a record that is not a regular file; "
+			      "starting over"), "FIFO record: %s", note);
+	land_abort(&l);
+	CHECK(t_only(NULL, NULL), "the FIFO and the partial are gone");
+}
+
 int main(void)
 {
 	alarm(30);
@@ -486,6 +522,7 @@ int main(void)
 	t_abort_swapped();
 	t_symlinks();
 	t_noperm();
+	t_keep();
 	t_clean();
 	rmdir(dir);
 	return CHECK_DONE();
