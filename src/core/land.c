@@ -160,6 +160,7 @@ int land_open(struct dnd_land *l, const char *target, bool overwrite,
 		l->replaces = false;
 		return r;
 	}
+	l->may_replace = overwrite || truncate;
 	l->dev = st.st_dev;
 	l->ino = st.st_ino;
 	if (overwrite && l->replaces) {
@@ -208,18 +209,21 @@ static mode_t land_mode(const struct dnd_land *l)
 	mode_t mask = umask(0);
 
 	umask(mask);
-	if (l->replaces && lstat(l->target, &st) == 0 && S_ISREG(st.st_mode))
+	if (l->may_replace && lstat(l->target, &st) == 0 &&
+	    S_ISREG(st.st_mode))
 		return st.st_mode & 07777;
 	return 0666 & ~mask;
 }
 
 /*
- * Renames the temporary file onto the target. Without -t the target must
- * still not exist: a file that appeared meanwhile is never replaced.
+ * Renames the temporary file onto the target. With -t (or -o) whatever is
+ * under the name by now is replaced, even a file that appeared during the
+ * transfer: the decision made at the start does not bind the rename.
+ * Without, the target must still not exist: such a file is never replaced.
  */
 static int land_rename(struct dnd_land *l)
 {
-	if (l->replaces)
+	if (l->may_replace)
 		return rename(l->tmp, l->target);
 	if (renameat2(AT_FDCWD, l->tmp, AT_FDCWD, l->target,
 		      RENAME_NOREPLACE) == 0)

@@ -4,9 +4,11 @@
  * target's directory and is renamed onto the target only once verified,
  * then the directory is fsynced. -t replaces an existing target (a symlink
  * itself, not what it points to) atomically at that rename, so a failure
- * leaves the old file exactly as it was. -o rewrites a regular file in
- * place (the seed's rewrite case): destructive by nature, so a failure
- * removes it. Otherwise a failure leaves nothing new under the name.
+ * leaves the old file exactly as it was; one that appeared during the
+ * transfer is replaced too, and of concurrent landings the last wins. -o
+ * rewrites a regular file in place (the seed's rewrite case): destructive
+ * by nature, so a failure removes it. Otherwise a failure leaves nothing
+ * new under the name.
  */
 #ifndef DND_LAND_H
 #define DND_LAND_H
@@ -37,6 +39,8 @@ struct dnd_land {
 	int fd;			/* -1 when closed */
 	bool in_place;		/* -o */
 	bool replaces;		/* a file existed under target (-t or -o) */
+	bool may_replace;	/* -t or -o: the rename replaces whatever is
+				 * under target by then */
 	bool landed;		/* renamed into place: nothing to undo */
 	bool partial;		/* tmp is a kept partial file (--resume) */
 	dev_t dev;		/* and which one it was */

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# -t replaces, -o overwrites in place (and cuts to size); a failed transfer
-# under -o removes the target rather than leave torn data, under -t leaves
-# the old file exactly as it was (it is replaced only at the rename).
+# -t replaces (also a target that appears mid-transfer), -o overwrites in
+# place (and cuts to size); a failed transfer under -o removes the target
+# rather than leave torn data, under -t leaves the old file exactly as it
+# was (it is replaced only at the rename).
 . "$(dirname "$0")/lib.sh"
 
 random_file "$T/big" 300000
@@ -70,3 +71,35 @@ grep -q "dnd: $T/late appeared while waiting for the sender; use -t to replace i
 [ "$(cat "$T/late")" = precious ] || fail "a file that appeared meanwhile was touched"
 [ -z "$(ls -A "$T" | grep dnd-)" ] || fail "temporary left: $(ls -A "$T")"
 ok "a target that appears while waiting is left alone"
+
+# late_target [FLAG]: the target appears during the transfer, once the
+# receiver's temporary file holds data: the sender reads a FIFO that the
+# test fills in two parts, creating the target in between.
+late_target() {
+	rm -f "$T/late" "$T/fifo"
+	mkfifo "$T/fifo"
+	next_port
+	start_recv "$T/r.log" "$@" "$T/late"
+	wait_listen "$PORT"
+	"$DND" send -c 127.0.0.1 -p "$PORT" - <"$T/fifo" >"$T/s.log" 2>&1 &
+	local spid=$!
+	_pids+=("$spid")
+	exec 3>"$T/fifo"
+	head -c 100000 "$T/big" >&3
+	wait_size "$T/.late.dnd-*" 1
+	echo precious >"$T/late"
+	tail -c +100001 "$T/big" >&3
+	exec 3>&-
+	wait_for "$spid" 20
+	SRC=$?
+	wait_recv
+}
+
+# -t replaces whatever is under the name at the rename: the decision made
+# at the start does not throw away a verified transfer.
+late_target -t
+[ "$SRC" = 0 ] && [ "$RRC" = 0 ] ||
+	fail "-t with a target that appeared mid-transfer: sender $SRC, receiver $RRC: $(cat "$T/s.log" "$T/r.log")"
+cmp -s "$T/big" "$T/late" || fail "-t: the new data did not land"
+[ -z "$(ls -A "$T" | grep dnd-)" ] || fail "temporary left: $(ls -A "$T")"
+ok "-t replaces a target that appeared during the transfer"

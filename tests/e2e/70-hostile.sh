@@ -6,7 +6,8 @@
 # garbage, a withheld hash, a stream that never comes or comes twice. The
 # receiver must exit 0 or 1, never report a sanitizer error, name the cause,
 # and leave the disk agreeing with its exit code. Known receiver defects are
-# listed in hostile.py (KNOWN) with their reason.
+# listed in hostile.py (KNOWN) with their reason. First, concurrent
+# pushes to one name on a dnd serve --replace.
 # DND_HOSTILE_N runs per method and seed (20), DND_HOSTILE_SEED (1) plus one
 # random seed unless DND_HOSTILE_RANDOM=0, DND_HOSTILE_ONLY=method:run.
 # First, a hostile source: a file rewritten in place while it is sent.
@@ -84,6 +85,51 @@ ok "a source rewritten while it is sent fails both ends, lands nothing"
 command -v python3 >/dev/null || skip "no python3 (scripts/deps.sh adds it)"
 : "${DND_HOSTILE_N:=20}" "${DND_HOSTILE_SEED:=1}" "${DND_HOSTILE_RANDOM:=1}"
 : "${DND_HOSTILE_ONLY:=}" "${DND_HOSTILE_JOBS:=4}"
+
+# Six concurrent pushes to one name on a `serve --replace`, each begun
+# while the name is free: all land (replace means replace, whatever came
+# meanwhile), the last rename wins, and the name holds one source whole.
+# The clients read FIFOs, so all six are under way (their temporary files
+# exist) before any of them ends.
+mkdir "$T/srv"
+next_port
+bg "$T/serve.log" "$DND" serve --dir "$T/srv" --replace -p "$PORT"
+SPID=$BPID
+wait_listen "$PORT"
+pushes=() fds=()
+for i in 1 2 3 4 5 6; do
+	random_file "$T/push$i" 300000
+	mkfifo "$T/fifo$i"
+	bg "$T/push$i.log" sh -c 'exec "$1" send -c 127.0.0.1 -p "$2" --to same - <"$3"' \
+		sh "$DND" "$PORT" "$T/fifo$i"
+	pushes+=("$BPID")
+	exec {fd}>"$T/fifo$i"
+	fds+=("$fd")
+done
+tmps() { find "$T/srv" -name '.same.dnd-*' | wc -l; }
+for _ in $(seq 1 400); do
+	[ "$(tmps)" = 6 ] && break
+	sleep 0.05
+done
+[ "$(tmps)" = 6 ] || fail "six pushes under way: $(ls -A "$T/srv")"
+for i in 0 1 2 3 4 5; do
+	cat "$T/push$((i + 1))" >&"${fds[i]}"
+	exec {fds[i]}>&-
+done
+for i in 0 1 2 3 4 5; do
+	wait_for "${pushes[i]}" 30
+	rc=$?
+	[ $rc = 0 ] || fail "concurrent --replace push $((i + 1)) exited $rc: $(cat "$T/push$((i + 1)).log")"
+done
+landed=
+for i in 1 2 3 4 5 6; do
+	cmp -s "$T/push$i" "$T/srv/same" && landed=$i
+done
+[ -n "$landed" ] || fail "the landed file is none of the six sources"
+[ "$(ls -A "$T/srv")" = same ] || fail "left in DIR: $(ls -A "$T/srv")"
+kill "$SPID"
+wait "$SPID"
+ok "six concurrent serve --replace pushes to one name: all landed, the name holds push $landed"
 
 methods=
 for m in rw mmap splice vmsplice null uring uring-splice tcpmmap; do
