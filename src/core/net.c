@@ -305,6 +305,24 @@ int net_outq(int fd)
 	return net_ioctl_int(fd, SIOCOUTQ);
 }
 
+int net_deliver(int fd, double secs)
+{
+	double end = stats_now() + secs;
+	struct tcp_info ti;
+	int q;
+
+	if (shutdown(fd, SHUT_WR) == -1)
+		return -errno;
+	/* No event says "acknowledged": ask the queue, every millisecond,
+	 * until the connection is gone (a reset keeps the count). */
+	while ((q = net_outq(fd)) > 0 && stats_now() < end) {
+		if (net_tcp_info(fd, &ti) == 0 && ti.tcpi_state == TCP_CLOSE)
+			return -ECONNRESET;
+		poll(NULL, 0, 1);
+	}
+	return q < 0 ? q : q ? -ETIMEDOUT : 0;
+}
+
 int net_at_mark(int fd)
 {
 	return net_ioctl_int(fd, SIOCATMARK);

@@ -67,6 +67,13 @@ int net_inq(int fd);
  * -errno.
  */
 int net_outq(int fd);
+/*
+ * Ends our side of fd (FIN after what is queued) and waits, at most secs,
+ * until the peer's TCP has acknowledged all of it: a close() with unread
+ * bytes in our receive queue then resets the connection, and a reset
+ * drops what the peer had not yet been sent. 0, or -ETIMEDOUT, or -errno.
+ */
+int net_deliver(int fd, double secs);
 
 /*
  * 1 when the next byte to read on fd is TCP urgent data's mark

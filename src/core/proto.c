@@ -20,6 +20,7 @@ static const char magic_plan[4] = { 'D', 'N', 'D', 'P' };
 static const char magic_join[4] = { 'D', 'N', 'D', 'J' };
 static const char magic_report[4] = { 'D', 'N', 'D', 'Q' };
 static const char magic_port[4] = { 'D', 'N', 'D', 'S' };
+static const char magic_reason[4] = { 'D', 'N', 'D', 'E' };
 
 static void put16(uint8_t *p, uint16_t v)
 {
@@ -236,6 +237,68 @@ int proto_get_end(const uint8_t in[DND_MSG_LEN], bool trailer,
 	return 0;
 }
 
+static bool proto_printable(uint8_t c)
+{
+	return c >= 0x20 && c <= 0x7e;
+}
+
+size_t proto_put_reason(uint8_t out[DND_REASON_HEAD_LEN + DND_REASON_MAX],
+			const char *text)
+{
+	size_t n = strnlen(text, DND_REASON_MAX), i;
+
+	memcpy(out, magic_reason, 4);
+	put16(out + 4, (uint16_t)n);
+	put16(out + 6, 0);
+	for (i = 0; i < n; i++)
+		out[DND_REASON_HEAD_LEN + i] = proto_printable((uint8_t)text[i]) ?
+					       (uint8_t)text[i] : '?';
+	return DND_REASON_HEAD_LEN + n;
+}
+
+int proto_get_reason_len(const uint8_t in[DND_REASON_HEAD_LEN], size_t *n,
+			 char *why, unsigned int len)
+{
+	*n = get16(in + 4);
+	if (memcmp(in, magic_reason, 4) || get16(in + 6) ||
+	    *n > DND_REASON_MAX) {
+		snprintf(why, len, "malformed reason");
+		return -EBADMSG;
+	}
+	return 0;
+}
+
+/* The peer's words reach a terminal: no control bytes, no escapes. */
+int proto_get_reason(const uint8_t *in, size_t n,
+		     char text[DND_REASON_MAX + 1], char *why,
+		     unsigned int len)
+{
+	size_t i;
+
+	text[0] = '\0';
+	if (n > DND_REASON_MAX) {
+		snprintf(why, len, "a reason of %zu bytes", n);
+		return -EBADMSG;
+	}
+	for (i = 0; i < n; i++) {
+		if (!proto_printable(in[i])) {
+			snprintf(why, len, "a reason with byte 0x%02x", in[i]);
+			return -EBADMSG;
+		}
+		text[i] = (char)in[i];
+	}
+	text[n] = '\0';
+	return 0;
+}
+
+size_t proto_put_reply(uint8_t out[DND_ANSWER_MAX], const struct dnd_end *e)
+{
+	proto_put_end(out, false, e);
+	if (e->status == DND_ST_OK)
+		return DND_MSG_LEN;
+	return DND_MSG_LEN + proto_put_reason(out + DND_MSG_LEN, e->reason);
+}
+
 void proto_put_seg(uint8_t out[DND_SEG_HDR_LEN], uint64_t n)
 {
 	put64(out, n);
@@ -263,7 +326,7 @@ const char *proto_status_name(unsigned int status)
 	case DND_ST_MALFORMED:
 		return "bytes followed the trailer";
 	case DND_ST_REFUSED:
-		return "it cannot take this transfer (see its message)";
+		return "it cannot take this transfer";
 	case DND_ST_CHANGED:
 		return "the source changed while it was read";
 	}
@@ -310,16 +373,59 @@ int proto_recv_hdr(int sock, struct dnd_hdr *h, char *why, size_t len)
 	return r ? r : proto_get_hdr(b, h, why, (unsigned int)len);
 }
 
-PROTO_IO(accept, dnd_accept, DND_MSG_LEN)
+/* The reason after an answer that is not OK, into text. 0 or as above. */
+static int proto_recv_reason(int sock, char text[DND_REASON_MAX + 1],
+			     char *why, size_t len)
+{
+	uint8_t b[DND_REASON_HEAD_LEN + DND_REASON_MAX];
+	size_t n;
+	int r = net_recv_all(sock, b, DND_REASON_HEAD_LEN);
+
+	if (!r)
+		r = proto_get_reason_len(b, &n, why, (unsigned int)len);
+	if (!r && n)
+		r = net_recv_all(sock, b + DND_REASON_HEAD_LEN, n);
+	return r ? r : proto_get_reason(b + DND_REASON_HEAD_LEN, n, text, why,
+					(unsigned int)len);
+}
+
+int proto_send_accept(int sock, const struct dnd_accept *a)
+{
+	uint8_t b[DND_ANSWER_MAX];
+	size_t n = DND_MSG_LEN;
+
+	proto_put_accept(b, a);
+	if (a->status != DND_ST_OK)
+		n += proto_put_reason(b + DND_MSG_LEN, a->reason);
+	return net_send_all(sock, b, n);
+}
+
+int proto_recv_accept(int sock, struct dnd_accept *a, char *why, size_t len)
+{
+	uint8_t b[DND_MSG_LEN];
+	int r = net_recv_all(sock, b, sizeof(b));
+
+	a->reason[0] = '\0';
+	if (!r)
+		r = proto_get_accept(b, a, why, (unsigned int)len);
+	if (!r && a->status != DND_ST_OK)
+		r = proto_recv_reason(sock, a->reason, why, len);
+	return r;
+}
+
 PROTO_IO(plan, dnd_plan, DND_MSG_LEN)
 PROTO_IO(join, dnd_join, DND_JOIN_LEN)
 
 int proto_send_end(int sock, bool trailer, const struct dnd_end *e)
 {
-	uint8_t b[DND_MSG_LEN];
+	uint8_t b[DND_ANSWER_MAX];
+	size_t n = DND_MSG_LEN;
 
-	proto_put_end(b, trailer, e);
-	return net_send_all(sock, b, sizeof(b));
+	if (trailer)
+		proto_put_end(b, trailer, e);
+	else
+		n = proto_put_reply(b, e);
+	return net_send_all(sock, b, n);
 }
 
 int proto_recv_end(int sock, bool trailer, struct dnd_end *e, char *why,
@@ -328,7 +434,12 @@ int proto_recv_end(int sock, bool trailer, struct dnd_end *e, char *why,
 	uint8_t b[DND_MSG_LEN];
 	int r = net_recv_all(sock, b, sizeof(b));
 
-	return r ? r : proto_get_end(b, trailer, e, why, (unsigned int)len);
+	e->reason[0] = '\0';
+	if (!r)
+		r = proto_get_end(b, trailer, e, why, (unsigned int)len);
+	if (!r && !trailer && e->status != DND_ST_OK)
+		r = proto_recv_reason(sock, e->reason, why, len);
+	return r;
 }
 
 int proto_send_seg(struct dnd_syscalls *sc, int sock, uint64_t n)

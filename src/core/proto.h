@@ -10,6 +10,7 @@
  *                            compare hashes, where a kept partial file
  *                            ends and the hash of that prefix, for
  *                            --resume)
+ *              [<- reason]  (when the status is not OK: why)
  *              plan    ->   (24: where the payload starts: the kept
  *                            prefix's end, or 0 when the prefixes differ;
  *                            whether the sender needs ACKs at once)
@@ -19,18 +20,23 @@
  *                            raw bytes, ended by n = 0)
  *   stream 0:  trailer ->   (24: bytes of the whole file, its hash), FIN
  *              <- reply     (24: status, bytes landed, hash)
+ *              [<- reason]  (when the status is not OK: why)
  *
  * The receiver decides with the trailer whether to land the file, then tells
  * the sender with the reply, so both sides print the same verdict. A
  * sender whose source changed while it was read says so in the trailer's
- * status (DND_ST_CHANGED), and the receiver lands nothing; a receiver
- * older than that status refuses the trailer as malformed, which lands
- * nothing either.
+ * status (DND_ST_CHANGED), and the receiver lands nothing. A
+ * receiver that fails after its accept, even in the middle of the payload,
+ * sends the reply with its reason at once: the sender reads it when its
+ * sending fails. A reason is 8 bytes ("DNDE", u16 length <= 400, u16 zero)
+ * and then that many bytes of printable ASCII (0x20-0x7e): the receiver's
+ * message, shown by the sender, so nothing else is let through.
  *
  * With dnd serve on one end (after its handshake, serve/auth.h), the
  * trailer and the reply are each followed by a 32-byte tag (the session
- * MAC of their 24 bytes), stream 0 is not shut down after the trailer, and
- * after the reply the server sends its own report:
+ * MAC of their 24 bytes, and of a reply's reason), stream 0 is not shut
+ * down after the trailer, and after the reply the server sends its own
+ * report:
  *
  *              <- report    (16: "DNDQ", u32 JSON length, u32 text length,
  *                            u32 zero; then the JSON, then the text;
@@ -55,10 +61,15 @@
 
 struct dnd_syscalls;
 
-/* 3: the plan's DND_PF_ACKNOW. A version 2 receiver would refuse that
- * flag as malformed; a version mismatch names both ends' versions. */
-#define DND_PROTO_VERSION	3
+/* 3: the plan's DND_PF_ACKNOW. 4: the reason after an accept or a reply
+ * that is not OK, which a version 3 sender would take for garbage. A
+ * version mismatch names both ends' versions. */
+#define DND_PROTO_VERSION	4
 #define DND_MSG_LEN		24	/* accept, plan, trailer, reply */
+#define DND_REASON_HEAD_LEN	8
+#define DND_REASON_MAX		400	/* bytes of a reason's text */
+#define DND_ANSWER_MAX		(DND_MSG_LEN + DND_REASON_HEAD_LEN + \
+				 DND_REASON_MAX)	/* with its reason */
 #define DND_HDR_LEN		48
 #define DND_JOIN_LEN		32
 #define DND_SEG_HDR_LEN		8
@@ -114,6 +125,7 @@ struct dnd_accept {
 	uint16_t flags;		/* DND_AF_* */
 	uint64_t resume_from;	/* bytes kept from an earlier try */
 	uint64_t prefix_hash;	/* XXH3-64 of those bytes */
+	char reason[DND_REASON_MAX + 1];	/* status not OK: why */
 };
 
 /* The sender's decision: the payload is [start, length). */
@@ -137,6 +149,7 @@ struct dnd_end {
 	uint16_t flags;		/* DND_TF_* */
 	uint64_t bytes;
 	uint64_t hash;		/* XXH3-64 of the payload */
+	char reason[DND_REASON_MAX + 1];	/* a reply not OK: why */
 };
 
 void proto_put_hdr(uint8_t out[DND_HDR_LEN], const struct dnd_hdr *h);
@@ -162,6 +175,25 @@ void proto_put_end(uint8_t out[DND_MSG_LEN], bool trailer,
 int proto_get_end(const uint8_t in[DND_MSG_LEN], bool trailer,
 		  struct dnd_end *e, char *why, unsigned int len);
 
+/*
+ * The reason after an accept or a reply that is not OK. proto_put_reason()
+ * writes text's first DND_REASON_MAX bytes, each byte outside 0x20-0x7e as
+ * '?', and returns the length written. proto_get_reason_len() decodes the
+ * head: the text's length in *n; proto_get_reason() those n bytes into
+ * text, NUL-ended. Each returns 0, or -EBADMSG with the reason in why
+ * (magic, length, reserved bytes; a byte outside 0x20-0x7e).
+ */
+size_t proto_put_reason(uint8_t out[DND_REASON_HEAD_LEN + DND_REASON_MAX],
+			const char *text);
+int proto_get_reason_len(const uint8_t in[DND_REASON_HEAD_LEN], size_t *n,
+			 char *why, unsigned int len);
+int proto_get_reason(const uint8_t *in, size_t n,
+		     char text[DND_REASON_MAX + 1], char *why,
+		     unsigned int len);
+/* A reply, and its reason when the status is not OK, as one piece (what
+ * dnd serve's tag covers). Returns the length written. */
+size_t proto_put_reply(uint8_t out[DND_ANSWER_MAX], const struct dnd_end *e);
+
 void proto_put_seg(uint8_t out[DND_SEG_HDR_LEN], uint64_t n);
 /* Returns 0, or -EBADMSG when n exceeds DND_SEG_MAX. */
 int proto_get_seg(const uint8_t in[DND_SEG_HDR_LEN], uint64_t *n);
@@ -172,7 +204,9 @@ int proto_get_seg(const uint8_t in[DND_SEG_HDR_LEN], uint64_t *n);
  * socket's SO_RCVTIMEO allows (net_tune). Each returns 0 or:
  * -ENODATA when the peer closed before the whole message, -EAGAIN when
  * nothing came in time, -EINTR on a stop signal, -EBADMSG with the reason
- * in why when the bytes are malformed, or another -errno.
+ * in why when the bytes are malformed, or another -errno. An accept or a
+ * reply that is not OK carries its reason (the struct's reason; "" when
+ * it is OK), sent and received with it.
  */
 int proto_send_hdr(int sock, const struct dnd_hdr *h);
 int proto_recv_hdr(int sock, struct dnd_hdr *h, char *why, size_t len);

@@ -137,6 +137,8 @@ static int session_xfer_failed(struct session *s)
 					    done);
 		/* fall through */
 	case ECONNRESET:
+		if (s->o->sender && session_send_heard(s))
+			return 1;
 		/* A reset carries no sender: the peer's (one that failed
 		 * closes with data unread) looks like a middlebox's. */
 		return session_fail(s, "the connection was reset after %llu "

@@ -198,22 +198,32 @@ static enum dnd_auth_mac_kind end_kind(bool trailer)
 	return trailer ? DND_MAC_TRAILER : DND_MAC_REPLY;
 }
 
+/* The bytes a trailer's or reply's tag covers: the reply's reason too. */
+static size_t end_bytes(uint8_t b[DND_ANSWER_MAX], bool trailer,
+			const struct dnd_end *e)
+{
+	if (!trailer)
+		return proto_put_reply(b, e);
+	proto_put_end(b, trailer, e);
+	return DND_MSG_LEN;
+}
+
 int session_end_send(struct session *s, bool trailer, const struct dnd_end *e)
 {
-	uint8_t b[DND_MSG_LEN], tag[DND_TAG_LEN];
+	uint8_t b[DND_ANSWER_MAX], tag[DND_TAG_LEN];
 	int r = proto_send_end(s->sock[0], trailer, e);
 
 	if (r || !s->o->link)
 		return r;
-	proto_put_end(b, trailer, e);
-	auth_mac(s->o->link->auth, end_kind(trailer), b, sizeof(b), tag);
+	auth_mac(s->o->link->auth, end_kind(trailer), b,
+		 end_bytes(b, trailer, e), tag);
 	return proto_send_tag(s->sock[0], tag);
 }
 
 int session_end_recv(struct session *s, bool trailer, struct dnd_end *e,
 		     char *why, size_t len)
 {
-	uint8_t b[DND_MSG_LEN], tag[DND_TAG_LEN];
+	uint8_t b[DND_ANSWER_MAX], tag[DND_TAG_LEN];
 	int r = proto_recv_end(s->sock[0], trailer, e, why, len);
 
 	if (r || !s->o->link)
@@ -221,9 +231,9 @@ int session_end_recv(struct session *s, bool trailer, struct dnd_end *e,
 	r = proto_recv_tag(s->sock[0], tag);
 	if (r)
 		return r;
-	proto_put_end(b, trailer, e);
-	if (auth_mac_verify(s->o->link->auth, end_kind(trailer), b, sizeof(b),
-			    tag)) {
+	/* Decoding is strict, so the bytes re-encode to those received. */
+	if (auth_mac_verify(s->o->link->auth, end_kind(trailer), b,
+			    end_bytes(b, trailer, e), tag)) {
 		snprintf(why, len, "its MAC does not verify: data changed on "
 			 "the path");
 		return -EBADMSG;

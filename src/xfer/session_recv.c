@@ -163,18 +163,15 @@ static int recv_open(struct session *s)
 
 	if (recv_header(s, &h))
 		return 1;
-	if (recv_refusal(s)) {
-		a.status = DND_ST_REFUSED;
-		proto_send_accept(s->sock[0], &a);
-		return 1;
-	}
-	if (s->end.landing && recv_land(s, &h, &a))
+	s->owe = SESSION_OWE_ACCEPT;
+	if (recv_refusal(s) || (s->end.landing && recv_land(s, &h, &a)))
 		return 1;
 	/* A sender hashes only for a receiver that will compare. */
 	if (s->o->verify && s->end.ep == DND_EP_FILE)
 		a.flags |= DND_AF_VERIFY;
 	if (session_sent(s, proto_send_accept(s->sock[0], &a), "accept"))
 		return 1;
+	s->owe = SESSION_OWE_REPLY;
 	r = proto_recv_plan(s->sock[0], &p, why, sizeof(why));
 	if (r == -EBADMSG)
 		return session_fail(s, "malformed stream from the peer: %s",
@@ -491,12 +488,67 @@ static int recv_commit(struct session *s, struct dnd_end *rep)
 	return 0;
 }
 
+/*
+ * A failure once the header came: the sender hears our reason in the
+ * answer it waits for, the accept or the reply, rather than guessing from
+ * a closed connection. Mid-payload it is still sending, so the reply must
+ * reach its side before our close() resets the connection.
+ */
+static void recv_tell(struct session *s, struct dnd_end *rep)
+{
+	struct dnd_accept a = { .status = DND_ST_REFUSED };
+
+	if (s->owe == SESSION_OWE_ACCEPT) {
+		snprintf(a.reason, sizeof(a.reason), "%s", s->res.error);
+		proto_send_accept(s->sock[0], &a);
+	} else if (s->owe == SESSION_OWE_REPLY) {
+		rep->status = rep->status ? rep->status : DND_ST_IOERR;
+		snprintf(rep->reason, sizeof(rep->reason), "%s", s->res.error);
+		if (session_end_send(s, false, rep) == 0)
+			net_deliver(s->sock[0], 1);
+	}
+	s->owe = SESSION_OWE_NONE;
+}
+
+/* Everything after the header's accept up to the reply. 0 or 1. */
+static int recv_talk(struct session *s, struct dnd_end *rep)
+{
+	const struct session_opts *o = s->o;
+	int r;
+
+	if (recv_open(s) || recv_streams(s))
+		return 1;
+	close(s->lfd);
+	s->lfd = -1;
+	if (session_setup_method(s))
+		return 1;
+	if (o->verify && s->end.ep == DND_EP_FILE) {
+		s->t.before_sync = recv_rehash_start;
+		s->t.before_sync_arg = s;
+	}
+	if (session_payload(s) || session_stopped(s))
+		return 1;	/* session_cleanup() stops the re-read */
+	if (recv_verify(s, rep) || session_stopped(s))
+		return 1;
+	if (s->end.landing && recv_commit(s, rep))
+		return 1;
+	s->owe = SESSION_OWE_NONE;
+	r = session_end_send(s, false, rep);
+	if (r) {
+		/* Landed and verified: the exit code follows the disk. */
+		snprintf(s->res.warning, sizeof(s->res.warning), "landed and "
+			 "verified, but the sender did not get the "
+			 "confirmation: %s", strerror(-r));
+		log_err("warning: %s", s->res.warning);
+	}
+	return 0;
+}
+
 int session_recv(struct session *s)
 {
 	const struct session_opts *o = s->o;
 	struct dnd_end rep = { 0 };
 	char err[256];
-	int r;
 
 	if (o->link ? session_link_open(s) : (recv_listen(s) || recv_first(s)))
 		return 1;
@@ -513,35 +565,9 @@ int session_recv(struct session *s)
 		session_unchecked(s);
 		return s->end.landing && recv_commit(s, &rep);
 	}
-	if (recv_open(s) || recv_streams(s))
+	if (recv_talk(s, &rep)) {
+		recv_tell(s, &rep);
 		return 1;
-	close(s->lfd);
-	s->lfd = -1;
-	if (session_setup_method(s))
-		return 1;
-	if (o->verify && s->end.ep == DND_EP_FILE) {
-		s->t.before_sync = recv_rehash_start;
-		s->t.before_sync_arg = s;
-	}
-	if (session_payload(s) || session_stopped(s))
-		return 1;	/* session_cleanup() stops the re-read */
-	if (recv_verify(s, &rep)) {
-		/* Tell the sender why, so both sides fail with the cause. */
-		if (rep.status)
-			session_end_send(s, false, &rep);
-		return 1;
-	}
-	if (session_stopped(s))
-		return 1;
-	if (s->end.landing && recv_commit(s, &rep))
-		return 1;
-	r = session_end_send(s, false, &rep);
-	if (r) {
-		/* Landed and verified: the exit code follows the disk. */
-		snprintf(s->res.warning, sizeof(s->res.warning), "landed and "
-			 "verified, but the sender did not get the "
-			 "confirmation: %s", strerror(-r));
-		log_err("warning: %s", s->res.warning);
 	}
 	return 0;
 }

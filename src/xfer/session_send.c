@@ -113,6 +113,7 @@ static int send_open(struct session *s)
 					   s->o->timeout);
 	if (a.status != DND_ST_OK)
 		return session_fail(s, "the receiver refused the transfer: %s",
+				    a.reason[0] ? a.reason :
 				    proto_status_name(a.status));
 	if (a.flags & DND_AF_RESUME) {
 		/* The receiver's bytes must be ours: compare before trusting
@@ -140,9 +141,6 @@ static int send_open(struct session *s)
 static int send_refused(struct session *s, const struct dnd_end *rep,
 			uint64_t total)
 {
-	if (rep->status == DND_ST_IOERR)
-		return session_fail(s, "the receiver could not land the file "
-				    "(see its message); nothing was landed");
 	if (rep->status == DND_ST_MISMATCH && s->o->link)
 		return session_fail(s, "the server refused the data: the data "
 				    "or its confirmation changed on the path "
@@ -152,11 +150,27 @@ static int send_refused(struct session *s, const struct dnd_end *rep,
 		return session_fail(s, "the receiver refused the data: it "
 				    "verifies and this sender sent no hash "
 				    "(--no-verify here needs --no-verify there)");
+	if (rep->reason[0])
+		return session_fail(s, "the receiver failed: %s", rep->reason);
 	return session_fail(s, "the receiver refused the data: %s (%llu "
 			    "bytes landed of %llu sent)",
 			    proto_status_name(rep->status),
 			    (unsigned long long)rep->bytes,
 			    (unsigned long long)total);
+}
+
+int session_send_heard(struct session *s)
+{
+	struct dnd_end rep;
+	char why[160];
+
+	if (s->o->raw || s->sock[0] < 0)
+		return 0;
+	net_tune(s->sock[0], 1);
+	if (session_end_recv(s, false, &rep, why, sizeof(why)) ||
+	    rep.status == DND_ST_OK)
+		return 0;
+	return send_refused(s, &rep, s->start + xfer_done(&s->t));
 }
 
 /*
@@ -248,7 +262,10 @@ static int send_end(struct session *s)
 	if (session_stopped(s) || send_source_hash(s, &t))
 		return 1;
 	t.status = send_still(s);
-	if (session_sent(s, session_end_send(s, true, &t), "trailer"))
+	r = session_end_send(s, true, &t);
+	if (r && (r == -EPIPE || r == -ECONNRESET) && session_send_heard(s))
+		return 1;
+	if (session_sent(s, r, "trailer"))
 		return 1;
 	/* dnd serve's report follows the reply on stream 0. */
 	for (i = s->o->link ? 1 : 0; i < s->n; i++)

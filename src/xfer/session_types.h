@@ -33,6 +33,14 @@ struct session_hash_job {
 	atomic_bool stop;	/* the result is no longer wanted */
 };
 
+/* Receiver: the answer the sender waits for, which must carry our reason
+ * if we fail now. */
+enum session_owed {
+	SESSION_OWE_NONE = 0,
+	SESSION_OWE_ACCEPT,	/* a header came; no accept yet */
+	SESSION_OWE_REPLY,	/* accepted; no reply yet */
+};
+
 struct session {
 	const struct session_opts *o;
 	struct endpoint end;	/* the file end */
@@ -43,6 +51,7 @@ struct session {
 	XXH3_state_t *hash;	/* sender: the payload hashed as it passes */
 	bool peer_verifies;	/* sender: the accept said DND_AF_VERIFY */
 	bool ack_now;		/* receiver: the plan said DND_PF_ACKNOW */
+	enum session_owed owe;	/* receiver */
 	int lfd;		/* receiver: listening, until every stream came */
 	unsigned int n;		/* streams */
 	int sock[DND_STREAMS_MAX];	/* stream i's connection; [0] talks */
@@ -72,6 +81,10 @@ int session_setup_method(struct session *s);
 int session_payload(struct session *s);
 /* A stop request that came after the payload: nothing may land. 0 or 1. */
 int session_stopped(struct session *s);
+/* Sender, when the receiver closed the connection under it: whether the
+ * receiver's reply came first, saying why it failed (then 1, with that
+ * reason as the failure); waits at most a second for it. 0 or 1. */
+int session_send_heard(struct session *s);
 /* Turns a failed proto_recv_* into a message; returns 1. */
 int session_recv_failed(struct session *s, int r, const char *what,
 			double secs);

@@ -3,7 +3,8 @@
 # -t replaces (also a target that appears mid-transfer), -o overwrites in
 # place (and cuts to size); a failed transfer under -o removes the target
 # rather than leave torn data, under -t leaves the old file exactly as it
-# was (it is replaced only at the rename).
+# was (it is replaced only at the rename), and the sender hears the
+# receiver's reason.
 . "$(dirname "$0")/lib.sh"
 
 random_file "$T/big" 300000
@@ -68,6 +69,9 @@ wait_recv
 [ "$RRC" = 1 ] || fail "receiver exit $RRC with a target that appeared: $(cat "$T/r.log")"
 grep -q "dnd: $T/late appeared while waiting for the sender; use -t to replace it or -o to overwrite it in place" "$T/r.log" ||
 	fail "$(cat "$T/r.log")"
+[ "$SRC" = 1 ] || fail "sender exit $SRC with a target that appeared"
+grep -qx "dnd: the receiver refused the transfer: $T/late appeared while waiting for the sender; use -t to replace it or -o to overwrite it in place" "$T/s.log" ||
+	fail "the sender was not told the receiver's reason: $(cat "$T/s.log")"
 [ "$(cat "$T/late")" = precious ] || fail "a file that appeared meanwhile was touched"
 [ -z "$(ls -A "$T" | grep dnd-)" ] || fail "temporary left: $(ls -A "$T")"
 ok "a target that appears while waiting is left alone"
@@ -103,3 +107,16 @@ late_target -t
 cmp -s "$T/big" "$T/late" || fail "-t: the new data did not land"
 [ -z "$(ls -A "$T" | grep dnd-)" ] || fail "temporary left: $(ls -A "$T")"
 ok "-t replaces a target that appeared during the transfer"
+
+# Without -t such a target stays, the landing fails, and the sender is told
+# the receiver's reason rather than that the data may have landed.
+late_target
+[ "$RRC" = 1 ] || fail "receiver exit $RRC: $(cat "$T/r.log")"
+grep -qx "dnd: cannot land $T/late: File exists" "$T/r.log" ||
+	fail "receiver's cause: $(cat "$T/r.log")"
+[ "$SRC" = 1 ] || fail "sender exit $SRC: $(cat "$T/s.log")"
+grep -qx "dnd: the receiver failed: cannot land $T/late: File exists" "$T/s.log" ||
+	fail "the sender was not told the receiver's reason: $(cat "$T/s.log")"
+[ "$(cat "$T/late")" = precious ] || fail "a file that appeared meanwhile was replaced"
+[ -z "$(ls -A "$T" | grep dnd-)" ] || fail "temporary left: $(ls -A "$T")"
+ok "a landing that fails tells the sender why"

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # A full disk: every receive method fails with "disk full", exit 1, and
-# leaves nothing behind; its sender learns of the reset and where to look.
+# leaves nothing behind; its sender, one-shot or a dnd serve client,
+# prints the receiver's reason.
 . "$(dirname "$0")/lib.sh"
 [ "$(id -u)" = 0 ] || skip "mounting a small tmpfs needs root"
 mkdir "$T/full"
@@ -15,8 +16,26 @@ for m in rw mmap splice vmsplice; do
 	grep -q "dnd: disk full writing $T/full/dst after [0-9]* bytes (No space left on device)" "$T/r.log" ||
 		fail "-m $m: cause not named: $(cat "$T/r.log")"
 	[ "$SRC" = 1 ] || fail "-m $m: sender exit $SRC"
-	grep -q "dnd: the connection was reset after [0-9]* bytes: by the receiver (see its message) or by something on the path" "$T/s.log" ||
+	grep -qx "dnd: the receiver failed: disk full writing $T/full/dst after [0-9]* bytes (No space left on device)" "$T/s.log" ||
 		fail "-m $m: sender cause: $(cat "$T/s.log")"
 	no_leftovers "$T/full"
 done
 ok "disk full: named, nothing left, for rw, mmap, splice, vmsplice"
+
+# dnd serve: a push that fills the server's disk (its length unknown, so
+# no check up front stops it) tells the client the server's own reason.
+next_port
+bg "$T/serve.log" "$DND" serve --dir "$T/full" -p "$PORT"
+# Stopped before the unmount, even when a check below fails.
+_cleanup_hooks=("kill $BPID 2>/dev/null && wait $BPID" "${_cleanup_hooks[@]}")
+wait_listen "$PORT"
+expect_exit 1 sh -c 'cat "$1" | timeout 20 "$2" send -c 127.0.0.1 -p "$3" --to dst -' \
+	sh "$T/src" "$DND" "$PORT"
+case "$OUT" in
+*"dnd: the receiver failed: disk full writing "*"/dst after "*" bytes (No space left on device)"*) ;;
+*) fail "serve push on a full disk: $OUT" ;;
+esac
+kill "$BPID"
+wait "$BPID"
+no_leftovers "$T/full"
+ok "serve push on a full disk: the client prints the server's reason"

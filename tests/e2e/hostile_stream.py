@@ -11,7 +11,7 @@ import struct
 import subprocess
 import threading
 
-# Protocol v3 (src/core/proto.h). Stream 0: header, plan, join, payload (a
+# Protocol v4 (src/core/proto.h). Stream 0: header, plan, join, payload (a
 # range, or segments), trailer; the receiver answers the header with an
 # accept and the trailer with a reply. Stream i > 0 (-P): join, its range.
 HDR = 48

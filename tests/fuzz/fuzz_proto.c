@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /* libFuzzer: every decoder of dnd's wire format (proto.h) with a re-encoding
  * oracle, then the input as stream 0 read off a socket the way a receiver
- * does, which must agree with the decoders message by message, and as the
+ * does, which must agree with the decoders message by message, as the
+ * accept and the reply a sender reads (with their reasons), and as the
  * report dnd serve sends its client. */
 #include <sys/socket.h>
 #include <errno.h>
@@ -139,6 +140,33 @@ static void fuzz_seg(const uint8_t *in)
 	same(out, in, DND_SEG_HDR_LEN);
 }
 
+/* A decoded reason is printable ASCII and re-encodes to the very bytes. */
+static void fuzz_reason(const uint8_t *d, size_t size, char *why, size_t wl)
+{
+	uint8_t *h = exact(d, size, DND_REASON_HEAD_LEN);
+	uint8_t out[DND_REASON_HEAD_LEN + DND_REASON_MAX];
+	char text[DND_REASON_MAX + 1];
+	size_t n, i;
+
+	/* Any length, straight from the input: too long is refused. */
+	if (!refused(proto_get_reason(d, size, text, why, (unsigned int)wl),
+		     why, wl) && (size > DND_REASON_MAX || strlen(text) != size))
+		abort();
+	if (!refused(proto_get_reason_len(h, &n, why, (unsigned int)wl), why,
+		     wl) && size >= DND_REASON_HEAD_LEN + n &&
+	    !refused(proto_get_reason(d + DND_REASON_HEAD_LEN, n, text, why,
+				      (unsigned int)wl), why, wl)) {
+		for (i = 0; i < n; i++)
+			if (text[i] < 0x20 || text[i] > 0x7e)
+				abort();
+		if (n > DND_REASON_MAX || text[n] ||
+		    proto_put_reason(out, text) != DND_REASON_HEAD_LEN + n)
+			abort();
+		same(out, d, DND_REASON_HEAD_LEN + n);
+	}
+	free(h);
+}
+
 /* Each decoder on the input, with a roomy and a tight reason buffer. */
 static void fuzz_decoders(const uint8_t *d, size_t size, size_t wl)
 {
@@ -154,6 +182,7 @@ static void fuzz_decoders(const uint8_t *d, size_t size, size_t wl)
 	fuzz_hdr(h, why, wl);
 	fuzz_join(j, why, wl);
 	fuzz_seg(s);
+	fuzz_reason(d, size, why, wl);
 	/* One 24-byte message is at most one kind: the magic says which. */
 	kinds = fuzz_accept(m, why, wl) + fuzz_plan(m, why, wl) +
 		fuzz_end(m, true, why, wl) + fuzz_end(m, false, why, wl);
@@ -328,6 +357,47 @@ static void fuzz_report(int fd, const uint8_t *d, size_t size, size_t cap)
 	free(out);
 }
 
+/*
+ * The accept, then the reply, as a sender reads them: a reason comes with
+ * a status that is not OK and with no other, and re-encodes to the bytes
+ * read. Nothing follows a refusing accept.
+ */
+static void fuzz_answers(int fd, const uint8_t *d, size_t size, size_t arg)
+{
+	uint8_t out[2 * DND_ANSWER_MAX];
+	struct dnd_accept a;
+	struct dnd_end e;
+	char why[WHY];
+	size_t n = DND_MSG_LEN;
+	int r = proto_recv_accept(fd, &a, why, sizeof(why));
+
+	if (r) {
+		if (r != -ENODATA)
+			refused(r, why, sizeof(why));
+		return;
+	}
+	proto_put_accept(out, &a);
+	if (a.status)
+		n += proto_put_reason(out + n, a.reason);
+	else if (a.reason[0])
+		abort();
+	if (n > size || memcmp(out, d, n))
+		abort();
+	if (a.status)
+		return;
+	r = proto_recv_end(fd, false, &e, why, sizeof(why));
+	if (r) {
+		if (r != -ENODATA)
+			refused(r, why, sizeof(why));
+		return;
+	}
+	if (!e.status && e.reason[0])
+		abort();
+	n += proto_put_reply(out + n, &e);
+	if (n > size || memcmp(out, d, n))
+		abort();
+}
+
 /* The input, written whole into a fresh socket, read by fn. */
 static void over_socket(const uint8_t *d, size_t size,
 			void (*fn)(int, const uint8_t *, size_t, size_t),
@@ -356,6 +426,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *d, size_t size)
 	fuzz_decoders(d, size, WHY);
 	fuzz_decoders(d, size, 1 + size % 24);
 	over_socket(d, size, fuzz_stream_fn, 0);
+	over_socket(d, size, fuzz_answers, 0);
 	over_socket(d, size, fuzz_report,
 		    DND_REPORT_HEAD_LEN + 2 * DND_REPORT_MAX);
 	over_socket(d, size, fuzz_report, DND_REPORT_HEAD_LEN + size % 1024);

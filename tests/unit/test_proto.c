@@ -1,15 +1,17 @@
 // SPDX-License-Identifier: MIT
 /* Wire format: round trips, and every malformed field refused. */
+#include <sys/socket.h>
 #include <errno.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "check.h"
 #include "core/proto.h"
 
 static void test_accept_plan_join(void)
 {
-	struct dnd_accept a = { 0, DND_AF_RESUME | DND_AF_VERIFY, 1000,
-				0x1234 }, a2;
+	struct dnd_accept a = { .flags = DND_AF_RESUME | DND_AF_VERIFY,
+				.resume_from = 1000, .prefix_hash = 0x1234 }, a2;
 	struct dnd_plan p = { DND_PF_MISMATCH, 0 }, p2;
 	struct dnd_join j = { 3, 4, 99, 4096, 8192 }, j2;
 	uint8_t m[DND_JOIN_LEN];
@@ -29,7 +31,8 @@ static void test_accept_plan_join(void)
 	proto_put_accept(m, &a);
 	CHECK(proto_get_accept(m, &a2, why, sizeof(why)) == -EBADMSG,
 	      "accept: an unknown flag");
-	a = (struct dnd_accept){ 0, DND_AF_VERIFY, 1000, 0x1234 };
+	a = (struct dnd_accept){ .flags = DND_AF_VERIFY, .resume_from = 1000,
+				 .prefix_hash = 0x1234 };
 	proto_put_accept(m, &a);
 	CHECK(proto_get_accept(m, &a2, why, sizeof(why)) == -EBADMSG,
 	      "a resume point without the resume flag");
@@ -84,12 +87,72 @@ static void test_port(void)
 	CHECK(proto_get_port(m, &port) == -EBADMSG, "wrong magic refused");
 }
 
+/* The reason after an answer that is not OK: bounded, printable, sent
+ * only then, and refused on receipt when a peer breaks those rules. */
+static void test_reason(void)
+{
+	uint8_t b[DND_ANSWER_MAX + 1];
+	struct dnd_accept a = { .status = DND_ST_REFUSED }, a2;
+	struct dnd_end e = { .status = DND_ST_IOERR, .bytes = 9 }, e2;
+	char why[160], text[DND_REASON_MAX + 1];
+	size_t n;
+	int sp[2];
+
+	CHECK(socketpair(AF_UNIX, SOCK_STREAM, 0, sp) == 0, "socketpair");
+	snprintf(a.reason, sizeof(a.reason), "x exists\n\033[2J; use -t");
+	CHECK(proto_send_accept(sp[0], &a) == 0 &&
+	      proto_recv_accept(sp[1], &a2, why, sizeof(why)) == 0 &&
+	      a2.status == DND_ST_REFUSED &&
+	      !strcmp(a2.reason, "x exists??[2J; use -t"),
+	      "a refusing accept carries its reason, control bytes as '?': %s",
+	      a2.reason);
+	memset(e.reason, 'r', DND_REASON_MAX);
+	e.reason[DND_REASON_MAX] = '\0';
+	CHECK(proto_send_end(sp[0], false, &e) == 0 &&
+	      proto_recv_end(sp[1], false, &e2, why, sizeof(why)) == 0 &&
+	      e2.status == DND_ST_IOERR && e2.bytes == 9 &&
+	      strlen(e2.reason) == DND_REASON_MAX, "a failed reply's reason");
+	e.status = DND_ST_OK;
+	CHECK(proto_send_end(sp[0], false, &e) == 0 &&
+	      recv(sp[1], b, sizeof(b), 0) == DND_MSG_LEN,
+	      "an OK reply is 24 bytes, no reason");
+	close(sp[0]);
+	close(sp[1]);
+
+	n = proto_put_reason(b, "no space");
+	CHECK(n == DND_REASON_HEAD_LEN + 8 && !memcmp(b, "DNDE", 4) &&
+	      proto_get_reason_len(b, &n, why, sizeof(why)) == 0 && n == 8 &&
+	      proto_get_reason(b + DND_REASON_HEAD_LEN, n, text, why,
+			       sizeof(why)) == 0 && !strcmp(text, "no space"),
+	      "reason round trip");
+	b[DND_REASON_HEAD_LEN + 2] = 0x1b;
+	CHECK(proto_get_reason(b + DND_REASON_HEAD_LEN, n, text, why,
+			       sizeof(why)) == -EBADMSG,
+	      "an escape byte in a reason is refused");
+	b[DND_REASON_HEAD_LEN + 2] = 0xc3;
+	CHECK(proto_get_reason(b + DND_REASON_HEAD_LEN, n, text, why,
+			       sizeof(why)) == -EBADMSG,
+	      "a byte above 0x7e in a reason is refused");
+	b[4] = (DND_REASON_MAX + 1) >> 8;
+	b[5] = (DND_REASON_MAX + 1) & 0xff;
+	CHECK(proto_get_reason_len(b, &n, why, sizeof(why)) == -EBADMSG,
+	      "a reason over DND_REASON_MAX is refused");
+	CHECK(proto_get_reason(b, DND_REASON_MAX + 1, text, why,
+			       sizeof(why)) == -EBADMSG,
+	      "so is text over DND_REASON_MAX");
+	proto_put_reason(b, "x");
+	b[7] = 1;
+	CHECK(proto_get_reason_len(b, &n, why, sizeof(why)) == -EBADMSG,
+	      "a reason's reserved bytes");
+}
+
 int main(void)
 {
 	struct dnd_hdr h = { .version = DND_PROTO_VERSION, .streams = 4,
 			     .length = 123456789012ULL, .xfer_id = 77,
 			     .ident = 0xabcdef }, g;
-	struct dnd_end e = { DND_ST_MISMATCH, DND_TF_HASH, 42, 0xdeadbeefULL }, f;
+	struct dnd_end e = { .status = DND_ST_MISMATCH, .flags = DND_TF_HASH,
+			     .bytes = 42, .hash = 0xdeadbeefULL }, f;
 	uint8_t m[DND_HDR_LEN], s[DND_SEG_HDR_LEN];
 	char why[160];
 	uint64_t n;
@@ -139,6 +202,7 @@ int main(void)
 	      "reserved bytes");
 	test_accept_plan_join();
 	test_port();
+	test_reason();
 
 	proto_put_end(m, false, &e);
 	CHECK(proto_get_end(m, false, &f, why, sizeof(why)) == 0 &&
