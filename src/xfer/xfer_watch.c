@@ -78,14 +78,19 @@ static void *xfer_worker_main(void *arg)
 	return NULL;
 }
 
-/* Wakes every stream blocked on its socket: one failed, or a stop came. */
+/*
+ * Wakes every stream blocked on its socket: one failed, or a stop came. A
+ * receiver's streams block only reading, and it still has to send its
+ * reply, with the reason, on stream 0: it shuts reading alone.
+ */
 static void xfer_cut(struct xfer *t)
 {
 	unsigned int i;
 
 	for (i = 0; i < t->n; i++)
 		if (t->st[i].sock >= 0)
-			shutdown(t->st[i].sock, SHUT_RDWR);
+			shutdown(t->st[i].sock,
+				 t->cfg.sender ? SHUT_RDWR : SHUT_RD);
 }
 
 /* -i: what the transfer did since the last interval. */

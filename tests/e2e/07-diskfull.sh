@@ -22,6 +22,15 @@ for m in rw mmap splice vmsplice; do
 done
 ok "disk full: named, nothing left, for rw, mmap, splice, vmsplice"
 
+# Over 3 streams the receiver stops every stream but still has stream 0 to
+# send its reason on.
+xfer "-c 127.0.0.1 -P 3 $T/src" "$T/full/dst"
+[ "$RRC" = 1 ] && [ "$SRC" = 1 ] || fail "-P 3 on a full disk: exits $SRC $RRC"
+grep -qx "dnd: the receiver failed: disk full writing $T/full/dst after [0-9]* bytes (No space left on device)" "$T/s.log" ||
+	fail "-P 3: sender cause: $(cat "$T/s.log")"
+no_leftovers "$T/full"
+ok "disk full over 3 streams: the sender prints the receiver's reason"
+
 # dnd serve: a push that fills the server's disk (its length unknown, so
 # no check up front stops it) tells the client the server's own reason.
 next_port
