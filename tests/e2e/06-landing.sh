@@ -112,10 +112,10 @@ ok "-t replaces a target that appeared during the transfer"
 # the receiver's reason rather than that the data may have landed.
 late_target
 [ "$RRC" = 1 ] || fail "receiver exit $RRC: $(cat "$T/r.log")"
-grep -qx "dnd: cannot land $T/late: File exists" "$T/r.log" ||
+grep -qxF "dnd: $T/late appeared during the transfer (another one landed it?); use -t to replace it" "$T/r.log" ||
 	fail "receiver's cause: $(cat "$T/r.log")"
 [ "$SRC" = 1 ] || fail "sender exit $SRC: $(cat "$T/s.log")"
-grep -qx "dnd: the receiver failed: cannot land $T/late: File exists" "$T/s.log" ||
+grep -qxF "dnd: the receiver failed: $T/late appeared during the transfer (another one landed it?); use -t to replace it" "$T/s.log" ||
 	fail "the sender was not told the receiver's reason: $(cat "$T/s.log")"
 [ "$(cat "$T/late")" = precious ] || fail "a file that appeared meanwhile was replaced"
 [ -z "$(ls -A "$T" | grep dnd-)" ] || fail "temporary left: $(ls -A "$T")"

@@ -91,9 +91,9 @@ command -v python3 >/dev/null || skip "no python3 (scripts/deps.sh adds it)"
 # meanwhile), the last rename wins, and the name holds one source whole.
 # The clients read FIFOs, so all six are under way (their temporary files
 # exist) before any of them ends.
-mkdir "$T/srv"
+mkdir "$T/rep"
 next_port
-bg "$T/serve.log" "$DND" serve --dir "$T/srv" --replace -p "$PORT"
+bg "$T/serve.log" "$DND" serve --dir "$T/rep" --replace -p "$PORT"
 SPID=$BPID
 wait_listen "$PORT"
 pushes=() fds=()
@@ -106,12 +106,12 @@ for i in 1 2 3 4 5 6; do
 	exec {fd}>"$T/fifo$i"
 	fds+=("$fd")
 done
-tmps() { find "$T/srv" -name '.same.dnd-*' | wc -l; }
+tmps() { find "$T/rep" -name '.same.dnd-*' | wc -l; }
 for _ in $(seq 1 400); do
 	[ "$(tmps)" = 6 ] && break
 	sleep 0.05
 done
-[ "$(tmps)" = 6 ] || fail "six pushes under way: $(ls -A "$T/srv")"
+[ "$(tmps)" = 6 ] || fail "six pushes under way: $(ls -A "$T/rep")"
 for i in 0 1 2 3 4 5; do
 	cat "$T/push$((i + 1))" >&"${fds[i]}"
 	exec {fds[i]}>&-
@@ -123,10 +123,10 @@ for i in 0 1 2 3 4 5; do
 done
 landed=
 for i in 1 2 3 4 5 6; do
-	cmp -s "$T/push$i" "$T/srv/same" && landed=$i
+	cmp -s "$T/push$i" "$T/rep/same" && landed=$i
 done
 [ -n "$landed" ] || fail "the landed file is none of the six sources"
-[ "$(ls -A "$T/srv")" = same ] || fail "left in DIR: $(ls -A "$T/srv")"
+[ "$(ls -A "$T/rep")" = same ] || fail "left in DIR: $(ls -A "$T/rep")"
 kill "$SPID"
 wait "$SPID"
 ok "six concurrent serve --replace pushes to one name: all landed, the name holds push $landed"

@@ -17,8 +17,9 @@ names=(
 	$'q"uo\\te\\'
 	$'d\xc3\xa9j\xc3\xa0 \xe2\x82\xac \xf0\x9f\x98\x80'
 )
-# 240 bytes, none UTF-8: a serve log line longer than its old 2 KiB buffer.
-names+=("$(for _ in $(seq 1 240); do printf '\xff'; done)")
+# 233 bytes (the longest name dnd lands), none UTF-8: a serve log line
+# longer than its old 2 KiB buffer.
+names+=("$(for _ in $(seq 1 233); do printf '\xff'; done)")
 hex() { printf %s "$1" | od -An -v -tx1 | tr -d ' \n'; }
 
 # names.py FILE TYPE KEY HEX...: every line of FILE that starts with "{"
