@@ -57,6 +57,9 @@ LIBS += $(shell pkg-config --libs libsodium 2>/dev/null || echo -lsodium)
 # libmicrohttpd serves the relay's and the server's /metrics.
 DND_CFLAGS += $(shell pkg-config --cflags libmicrohttpd 2>/dev/null)
 LIBS += $(shell pkg-config --libs libmicrohttpd 2>/dev/null || echo -lmicrohttpd)
+# OpenSSL 3 does all of TLS (core/tls.c): records, PSK, certificates, kTLS.
+DND_CFLAGS += $(shell pkg-config --cflags openssl 2>/dev/null)
+LIBS += $(shell pkg-config --libs openssl 2>/dev/null || echo -lssl -lcrypto)
 
 # io_uring support is optional at build time; the probe reports "not built".
 ifeq ($(shell pkg-config --exists liburing 2>/dev/null && echo y),y)
@@ -134,7 +137,7 @@ $(BUILD)/%.o: %.c | check-headers
 # Before the first compile: are the libraries' headers there? A fresh machine
 # then hears which Debian packages to install, not "xxhash.h: No such file".
 BUILD_HEADERS := xxhash.h:libxxhash-dev sodium.h:libsodium-dev \
-	microhttpd.h:libmicrohttpd-dev
+	microhttpd.h:libmicrohttpd-dev openssl/ssl.h:libssl-dev
 check-headers:
 	$(Q)missing=; for hp in $(BUILD_HEADERS); do \
 		printf '#include <%s>\n' "$${hp%%:*}" | $(CC) $(DND_CFLAGS) \
@@ -145,7 +148,7 @@ check-headers:
 		echo "dnd: cannot build: $${hp%%:*} is missing (Debian package $${hp#*:})" >&2; \
 	done; \
 	echo "  On Debian or Ubuntu install the build packages:" >&2; \
-	echo "    apt-get install libxxhash-dev libsodium-dev libmicrohttpd-dev pkg-config liburing-dev" >&2; \
+	echo "    apt-get install libxxhash-dev libsodium-dev libmicrohttpd-dev libssl-dev pkg-config liburing-dev" >&2; \
 	echo "  (liburing-dev is optional: without it dnd has no io_uring" >&2; \
 	echo "  methods), or run 'make deps' as root to install everything." >&2; \
 	exit 1; }
