@@ -1,0 +1,592 @@
+// SPDX-License-Identifier: MIT
+/*
+ * TLS 1.3 sessions through OpenSSL 3: the context (PSK or certificates),
+ * a handshake bounded by a deadline over a non-blocking socket BIO (so
+ * that kTLS can take the records), the data calls and the exporter.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <openssl/core_names.h>
+#include <openssl/crypto.h>
+#include <openssl/err.h>
+#include <openssl/evp.h>
+#include <openssl/kdf.h>
+#include <openssl/ssl.h>
+#include <openssl/x509.h>
+
+#include "core/io.h"
+#include "core/stats.h"
+#include "core/tls.h"
+#include "core/tls_err.h"
+#include "core/tls_ktls.h"
+
+/* The PSK: HKDF-SHA256 of the key file under a label of our own, so that
+ * the file's bytes never serve two purposes. PSK binders are SHA-256 ones,
+ * hence the session's TLS_AES_128_GCM_SHA256. */
+#define TLS_PSK_INFO	"dnd tls13 external psk v1"
+#define TLS_PSK_ID	"dnd1"
+#define TLS_PSK_LEN	32
+#define TLS_SUITES	"TLS_AES_128_GCM_SHA256:TLS_AES_256_GCM_SHA384:" \
+			"TLS_CHACHA20_POLY1305_SHA256"
+/* With certificates and a key, each end proves the key over the session. */
+#define TLS_CONFIRM	"dnd psk confirm v1"
+#define TLS_PROOF_LEN	32
+
+struct dnd_tls {
+	SSL_CTX *ctx;
+	SSL *ssl;
+	int fd;
+	bool have_psk;
+	uint8_t psk[TLS_PSK_LEN];
+	struct tls_why why;
+	char ktls_why[320];
+};
+
+enum tls_op {
+	DND_TLS_HANDSHAKE = 0,
+	DND_TLS_READ,
+	DND_TLS_WRITE,
+};
+
+/* ---- the key file as an external PSK ---- */
+
+static int tls_psk_derive(struct dnd_tls *t, const uint8_t *key, size_t n)
+{
+	EVP_KDF *kdf = EVP_KDF_fetch(NULL, "HKDF", NULL);
+	EVP_KDF_CTX *kc = kdf ? EVP_KDF_CTX_new(kdf) : NULL;
+	OSSL_PARAM p[] = {
+		OSSL_PARAM_construct_utf8_string(OSSL_KDF_PARAM_DIGEST,
+						 "SHA256", 0),
+		OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_KEY,
+						  (void *)key, n),
+		OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_INFO,
+						  TLS_PSK_INFO,
+						  sizeof(TLS_PSK_INFO) - 1),
+		OSSL_PARAM_construct_end(),
+	};
+	int ok = kc && EVP_KDF_derive(kc, t->psk, sizeof(t->psk), p) == 1;
+
+	EVP_KDF_CTX_free(kc);
+	EVP_KDF_free(kdf);
+	return ok ? 0 : -EPROTO;
+}
+
+static SSL_SESSION *tls_psk_session(SSL *ssl)
+{
+	static const unsigned char aes128gcm[] = { 0x13, 0x01 };
+	struct dnd_tls *t = SSL_get_app_data(ssl);
+	const SSL_CIPHER *c = SSL_CIPHER_find(ssl, aes128gcm);
+	SSL_SESSION *s = SSL_SESSION_new();
+
+	if (!s || !c || !SSL_SESSION_set1_master_key(s, t->psk, TLS_PSK_LEN) ||
+	    !SSL_SESSION_set_cipher(s, c) ||
+	    !SSL_SESSION_set_protocol_version(s, TLS1_3_VERSION)) {
+		SSL_SESSION_free(s);
+		return NULL;
+	}
+	return s;
+}
+
+/* Client: offers the PSK; after a HelloRetryRequest md is the suite's hash,
+ * and a non-SHA-256 suite cannot use it. */
+static int tls_psk_use(SSL *ssl, const EVP_MD *md, const unsigned char **id,
+		       size_t *idlen, SSL_SESSION **sess)
+{
+	*sess = NULL;
+	if (md && !EVP_MD_is_a(md, "SHA256"))
+		return 1;
+	*sess = tls_psk_session(ssl);
+	*id = (const unsigned char *)TLS_PSK_ID;
+	*idlen = sizeof(TLS_PSK_ID) - 1;
+	return *sess != NULL;
+}
+
+/* Server: only our identity; OpenSSL then checks the binder, whose failure
+ * is the "does not hold this key" of tls_err.c. */
+static int tls_psk_find(SSL *ssl, const unsigned char *id, size_t idlen,
+			SSL_SESSION **sess)
+{
+	*sess = NULL;
+	if (idlen != sizeof(TLS_PSK_ID) - 1 || memcmp(id, TLS_PSK_ID, idlen))
+		return 1;
+	*sess = tls_psk_session(ssl);
+	return *sess != NULL;
+}
+
+/* ---- certificates ---- */
+
+/* Keeps the first refusal and its certificate's notAfter for the message. */
+static int tls_verify_cb(int ok, X509_STORE_CTX *xs)
+{
+	SSL *ssl = X509_STORE_CTX_get_ex_data(
+		xs, SSL_get_ex_data_X509_STORE_CTX_idx());
+	struct dnd_tls *t = ssl ? SSL_get_app_data(ssl) : NULL;
+	X509 *x = X509_STORE_CTX_get_current_cert(xs);
+	BIO *b;
+
+	if (ok || !t || t->why.verify_err != X509_V_OK)
+		return ok;
+	t->why.verify_err = X509_STORE_CTX_get_error(xs);
+	b = BIO_new(BIO_s_mem());
+	if (b && x &&
+	    ASN1_TIME_print_ex(b, X509_get0_notAfter(x), ASN1_DTFLGS_ISO8601))
+		BIO_read(b, t->why.not_after, sizeof(t->why.not_after) - 1);
+	BIO_free(b);
+	return ok;
+}
+
+static int tls_load(SSL_CTX *ctx, const struct dnd_tls_cfg *cfg, char *err,
+		    size_t len)
+{
+	const char *opt = "--cert", *file = cfg->cert;
+	char e[200];
+
+	if (!cfg->cert || !cfg->cert_key || !cfg->ca) {
+		snprintf(err, len,
+			 "certificates need all of --cert, --cert-key and --ca");
+		return -EINVAL;
+	}
+	if (SSL_CTX_use_certificate_chain_file(ctx, file) != 1)
+		goto fail;
+	opt = "--cert-key";
+	file = cfg->cert_key;
+	if (SSL_CTX_use_PrivateKey_file(ctx, file, SSL_FILETYPE_PEM) != 1)
+		goto fail;
+	if (SSL_CTX_check_private_key(ctx) != 1) {
+		ERR_clear_error();
+		snprintf(err, len, "--cert-key %s is not the key of --cert %s",
+			 cfg->cert_key, cfg->cert);
+		return -EINVAL;
+	}
+	opt = "--ca";
+	file = cfg->ca;
+	if (SSL_CTX_load_verify_locations(ctx, file, NULL) == 1)
+		return 0;
+fail:
+	ERR_error_string_n(ERR_peek_last_error(), e, sizeof(e));
+	ERR_clear_error();
+	snprintf(err, len, "cannot read %s %s: %s; give a PEM file", opt, file,
+		 e);
+	return -EINVAL;
+}
+
+/* ---- the context ---- */
+
+static int tls_ctx(struct dnd_tls *t, const struct dnd_tls_cfg *cfg,
+		   bool certs, char *err, size_t len)
+{
+	int mode = SSL_VERIFY_PEER;
+
+	t->ctx = SSL_CTX_new(cfg->server ? TLS_server_method()
+					 : TLS_client_method());
+	/* Never SSL_OP_ALLOW_NO_DHE_KEX: a PSK alone (psk_ke) would let a
+	 * stolen key file decrypt recorded sessions. */
+	if (!t->ctx ||
+	    !SSL_CTX_set_min_proto_version(t->ctx, TLS1_3_VERSION) ||
+	    !SSL_CTX_set_ciphersuites(t->ctx, TLS_SUITES) ||
+	    !SSL_CTX_set_num_tickets(t->ctx, 0)) {
+		snprintf(err, len, "cannot set up TLS 1.3 in OpenSSL");
+		return -ENOMEM;
+	}
+	SSL_CTX_set_options(t->ctx, SSL_OP_ENABLE_KTLS | SSL_OP_NO_TICKET);
+	SSL_CTX_set_mode(t->ctx, SSL_MODE_ENABLE_PARTIAL_WRITE);
+	/* A server that verifies peers refuses to resume (here: to take
+	 * the PSK) without a session id context. */
+	if (cfg->server &&
+	    !SSL_CTX_set_session_id_context(t->ctx, (const unsigned char *)
+					    TLS_PSK_ID, sizeof(TLS_PSK_ID) - 1)) {
+		snprintf(err, len, "cannot set up TLS 1.3 in OpenSSL");
+		return -ENOMEM;
+	}
+	if (!certs) {
+		/* A PSK handshake sends no certificates at all (RFC 8446). A
+		 * server that declines the PSK and shows a certificate could
+		 * be anyone: with an empty trust store the client refuses it,
+		 * and tls_err.c says the server does not hold the key. */
+		if (cfg->server)
+			SSL_CTX_set_psk_find_session_callback(t->ctx,
+							      tls_psk_find);
+		else
+			SSL_CTX_set_psk_use_session_callback(t->ctx,
+							     tls_psk_use);
+		SSL_CTX_set_verify(t->ctx, SSL_VERIFY_PEER, NULL);
+		return 0;
+	}
+	if (cfg->server)
+		mode |= SSL_VERIFY_FAIL_IF_NO_PEER_CERT;
+	SSL_CTX_set_verify(t->ctx, mode, tls_verify_cb);
+	return tls_load(t->ctx, cfg, err, len);
+}
+
+/* ---- driving a call to completion under a deadline ---- */
+
+static int tls_wait(int fd, short ev, double deadline)
+{
+	struct pollfd p = { .fd = fd, .events = ev };
+	double left;
+	int r;
+
+	for (;;) {
+		if (io_stop_signal)
+			return -EINTR;
+		left = deadline - stats_now();
+		if (left <= 0)
+			return -ETIMEDOUT;
+		r = poll(&p, 1, (int)((left > 3600 ? 3600 : left) * 1000) + 1);
+		if (r == -1 && errno != EINTR)
+			return -errno;
+		if (r > 0)
+			return 0;
+	}
+}
+
+static int tls_call(struct dnd_tls *t, enum tls_op op, void *buf, size_t n,
+		    size_t *done)
+{
+	ERR_clear_error();
+	errno = 0;
+	if (op == DND_TLS_READ)
+		return SSL_read_ex(t->ssl, buf, n, done);
+	if (op == DND_TLS_WRITE)
+		return SSL_write_ex(t->ssl, buf, n, done);
+	return SSL_do_handshake(t->ssl);
+}
+
+/*
+ * One call, retried on a non-blocking fd until it completes or deadline.
+ * Returns 0 (*done bytes moved), 1 for close_notify, or -errno with err.
+ */
+static int tls_drive(struct dnd_tls *t, enum tls_op op, void *buf, size_t n,
+		     size_t *done, double deadline, char *err, size_t len)
+{
+	int r, e, sys;
+
+	for (;;) {
+		r = tls_call(t, op, buf, n, done);
+		sys = errno;
+		if (r == 1)
+			return 0;
+		e = SSL_get_error(t->ssl, r);
+		if (e == SSL_ERROR_ZERO_RETURN && op == DND_TLS_READ)
+			return 1;
+		if (e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE)
+			r = tls_wait(t->fd,
+				     e == SSL_ERROR_WANT_READ ? POLLIN : POLLOUT,
+				     deadline);
+		else
+			return tls_err_map(&t->why, e, sys, err, len);
+		if (r == -ETIMEDOUT)
+			snprintf(err, len, "TLS %s timed out",
+				 op == DND_TLS_HANDSHAKE ? "handshake"
+							 : "close");
+		else if (r)
+			snprintf(err, len, "TLS: %s", strerror(-r));
+		if (r)
+			return r;
+	}
+}
+
+static int tls_drive_all(struct dnd_tls *t, enum tls_op op, uint8_t *buf,
+			 size_t n, double deadline, char *err, size_t len)
+{
+	size_t off = 0, got;
+	int r;
+
+	while (off < n) {
+		r = tls_drive(t, op, buf + off, n - off, &got, deadline, err,
+			      len);
+		if (r == 1) {
+			snprintf(err, len, "the peer closed TLS during the "
+					   "handshake");
+			return -ECONNABORTED;
+		}
+		if (r)
+			return r;
+		off += got;
+	}
+	return 0;
+}
+
+/* ---- the handshake ---- */
+
+static int tls_proof(const struct dnd_tls *t, bool server, uint8_t *out)
+{
+	uint8_t in[TLS_PROOF_LEN + 1];
+	size_t n = 0;
+
+	if (SSL_export_keying_material(t->ssl, in, TLS_PROOF_LEN, TLS_CONFIRM,
+				       sizeof(TLS_CONFIRM) - 1, NULL, 0,
+				       0) != 1)
+		return -EPROTO;
+	in[TLS_PROOF_LEN] = server ? 's' : 'c';
+	if (!EVP_Q_mac(NULL, "HMAC", NULL, "SHA256", NULL, t->psk,
+		       TLS_PSK_LEN, in, sizeof(in), out, TLS_PROOF_LEN, &n))
+		return -EPROTO;
+	return n == TLS_PROOF_LEN ? 0 : -EPROTO;
+}
+
+/* Certificates and a key: each end sends its proof of the key, bound to
+ * this session, and checks the peer's. Both write first, so a wrong key is
+ * seen on both ends. */
+static int tls_confirm(struct dnd_tls *t, double deadline, char *err,
+		       size_t len)
+{
+	uint8_t mine[TLS_PROOF_LEN], want[TLS_PROOF_LEN], got[TLS_PROOF_LEN];
+	bool server = t->why.server;
+	int r;
+
+	if (tls_proof(t, server, mine) || tls_proof(t, !server, want)) {
+		ERR_clear_error();
+		snprintf(err, len, "cannot derive the key's proof");
+		return -EPROTO;
+	}
+	r = tls_drive_all(t, DND_TLS_WRITE, mine, sizeof(mine), deadline, err,
+			  len);
+	if (!r)
+		r = tls_drive_all(t, DND_TLS_READ, got, sizeof(got), deadline,
+				  err, len);
+	if (!r && CRYPTO_memcmp(got, want, sizeof(want))) {
+		snprintf(err, len, "authentication failed: the %s does not "
+				   "hold this key", server ? "client" : "server");
+		r = -EACCES;
+	}
+	OPENSSL_cleanse(mine, sizeof(mine));
+	OPENSSL_cleanse(want, sizeof(want));
+	return r;
+}
+
+/* Why either direction stayed in user space. */
+static void tls_ktls_explain(struct dnd_tls *t)
+{
+	struct tls_ktls_info k;
+	char why[256];
+	bool tx = tls_ktls_tx(t), rx = tls_ktls_rx(t);
+
+	if (tx && rx)
+		snprintf(t->ktls_why, sizeof(t->ktls_why),
+			 "the kernel encrypts and decrypts");
+	else if (tls_ktls_check(&k, why, sizeof(why)))
+		snprintf(t->ktls_why, sizeof(t->ktls_why), "%s", why);
+	else
+		snprintf(t->ktls_why, sizeof(t->ktls_why),
+			 "OpenSSL kept %s in user space for %s %s",
+			 tx ? "receive" : rx ? "send" : "both directions",
+			 tls_version(t), tls_cipher(t));
+}
+
+static int tls_setup(struct dnd_tls *t, const struct dnd_tls_cfg *cfg,
+		     char *err, size_t len)
+{
+	bool certs = cfg->cert || cfg->cert_key || cfg->ca;
+	int r;
+
+	if (!certs && !cfg->psk) {
+		snprintf(err, len, "TLS needs a key (--key) or certificates "
+				   "(--cert, --cert-key, --ca)");
+		return -EINVAL;
+	}
+	if (cfg->psk && (cfg->psk_len < 16 || cfg->psk_len > 1024)) {
+		snprintf(err, len, "a TLS key is 16 to 1024 bytes, not %zu",
+			 cfg->psk_len);
+		return -EINVAL;
+	}
+	t->why.server = cfg->server;
+	t->why.psk = t->have_psk = cfg->psk;
+	t->why.ca = cfg->ca;
+	t->why.verify_err = X509_V_OK;
+	if (cfg->psk && tls_psk_derive(t, cfg->psk, cfg->psk_len)) {
+		ERR_clear_error();
+		snprintf(err, len, "cannot derive the TLS key (HKDF-SHA256)");
+		return -EPROTO;
+	}
+	r = tls_ctx(t, cfg, certs, err, len);
+	if (r)
+		return r;
+	t->ssl = SSL_new(t->ctx);
+	if (!t->ssl || !SSL_set_fd(t->ssl, t->fd) ||
+	    !SSL_set_app_data(t->ssl, t)) {
+		ERR_clear_error();
+		snprintf(err, len, "cannot set up a TLS session in OpenSSL");
+		return -ENOMEM;
+	}
+	if (cfg->server)
+		SSL_set_accept_state(t->ssl);
+	else
+		SSL_set_connect_state(t->ssl);
+	r = tls_drive(t, DND_TLS_HANDSHAKE, NULL, 0, NULL, cfg->deadline, err,
+		      len);
+	if (!r && !certs && !SSL_session_reused(t->ssl)) {
+		snprintf(err, len, "authentication failed: the %s does not "
+				   "hold this key",
+			 cfg->server ? "client" : "server");
+		return -EACCES;
+	}
+	if (!r && certs && cfg->psk)
+		r = tls_confirm(t, cfg->deadline, err, len);
+	return r;
+}
+
+int tls_open(struct dnd_tls **out, int fd, const struct dnd_tls_cfg *cfg,
+	     char *err, size_t len)
+{
+	struct dnd_tls *t = calloc(1, sizeof(*t));
+	int fl = fcntl(fd, F_GETFL), r;
+
+	*out = NULL;
+	if (!t || fl == -1) {
+		r = t ? -errno : -ENOMEM;
+		snprintf(err, len, "TLS: %s", strerror(-r));
+		free(t);
+		return r;
+	}
+	t->fd = fd;
+	fcntl(fd, F_SETFL, fl | O_NONBLOCK);
+	r = tls_setup(t, cfg, err, len);
+	fcntl(fd, F_SETFL, fl);
+	if (r) {
+		tls_free(t);
+		return r;
+	}
+	tls_ktls_explain(t);
+	*out = t;
+	return 0;
+}
+
+/* ---- data ---- */
+
+static ssize_t tls_io(struct dnd_tls *t, enum tls_op op, void *buf, size_t n,
+		      char *err, size_t len)
+{
+	size_t done = 0;
+	int r = tls_call(t, op, buf, n, &done), sys = errno, e;
+
+	if (r == 1)
+		return (ssize_t)done;
+	e = SSL_get_error(t->ssl, r);
+	if (e == SSL_ERROR_ZERO_RETURN && op == DND_TLS_READ)
+		return 0;
+	/* A signal on a blocking socket looks like "retry" to OpenSSL. */
+	if ((e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE) &&
+	    io_stop_signal) {
+		snprintf(err, len, "interrupted");
+		return -EINTR;
+	}
+	if (e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE) {
+		snprintf(err, len, "TLS: would block");
+		return -EAGAIN;
+	}
+	return tls_err_map(&t->why, e, sys, err, len);
+}
+
+ssize_t tls_read(struct dnd_tls *t, void *buf, size_t n, char *err,
+		 size_t len)
+{
+	return tls_io(t, DND_TLS_READ, buf, n, err, len);
+}
+
+ssize_t tls_write(struct dnd_tls *t, const void *buf, size_t n, char *err,
+		  size_t len)
+{
+	return tls_io(t, DND_TLS_WRITE, (void *)buf, n, err, len);
+}
+
+int tls_shutdown(struct dnd_tls *t, double deadline, char *err, size_t len)
+{
+	int fl = fcntl(t->fd, F_GETFL), r = 0, e;
+	uint8_t junk[4096];
+	size_t got;
+
+	if (fl == -1) {
+		snprintf(err, len, "TLS close: %s", strerror(errno));
+		return -errno;
+	}
+	fcntl(t->fd, F_SETFL, fl | O_NONBLOCK);
+	ERR_clear_error();
+	/* 0: our close_notify is out (or queued in the BIO, flushed by the
+	 * reads below); then the peer's ends the reads with 1. */
+	errno = 0;
+	e = SSL_shutdown(t->ssl);
+	if (e < 0 && SSL_get_error(t->ssl, e) != SSL_ERROR_WANT_WRITE)
+		r = tls_err_map(&t->why, SSL_get_error(t->ssl, e), errno, err,
+				len);
+	while (!r && e != 1) {
+		r = tls_drive(t, DND_TLS_READ, junk, sizeof(junk), &got,
+			      deadline, err, len);
+		if (r == 1) {
+			r = 0;
+			break;
+		}
+	}
+	fcntl(t->fd, F_SETFL, fl);
+	return r;
+}
+
+void tls_free(struct dnd_tls *t)
+{
+	if (!t)
+		return;
+	SSL_free(t->ssl);
+	SSL_CTX_free(t->ctx);
+	OPENSSL_cleanse(t->psk, sizeof(t->psk));
+	free(t);
+}
+
+/* ---- what ran ---- */
+
+const char *tls_version(const struct dnd_tls *t)
+{
+	return SSL_get_version(t->ssl);
+}
+
+const char *tls_cipher(const struct dnd_tls *t)
+{
+	return SSL_get_cipher_name(t->ssl);
+}
+
+/* The peer's key share is kept only when (EC)DHE ran: a psk_ke-only
+ * handshake would have none on either end. */
+const char *tls_group(const struct dnd_tls *t)
+{
+	EVP_PKEY *pk = NULL;
+	const char *name;
+
+	if (SSL_get_peer_tmp_key(t->ssl, &pk) != 1)
+		return NULL;
+	EVP_PKEY_free(pk);
+	name = SSL_group_to_name(t->ssl, SSL_get_negotiated_group(t->ssl));
+	return name ? name : "unnamed";
+}
+
+bool tls_ktls_tx(const struct dnd_tls *t)
+{
+	return BIO_get_ktls_send(SSL_get_wbio(t->ssl));
+}
+
+bool tls_ktls_rx(const struct dnd_tls *t)
+{
+	return BIO_get_ktls_recv(SSL_get_rbio(t->ssl));
+}
+
+const char *tls_ktls_why(const struct dnd_tls *t)
+{
+	return t->ktls_why;
+}
+
+int tls_export(const struct dnd_tls *t, const char *label, uint8_t *out,
+	       size_t n, char *err, size_t len)
+{
+	if (n > DND_TLS_EXPORT_MAX || !label ||
+	    SSL_export_keying_material(t->ssl, out, n, label, strlen(label),
+				       NULL, 0, 0) != 1) {
+		ERR_clear_error();
+		snprintf(err, len, "cannot export %zu bytes of TLS keying "
+				   "material", n);
+		return -EINVAL;
+	}
+	return 0;
+}
