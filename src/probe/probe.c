@@ -20,6 +20,7 @@
 #include "core/kernel.h"
 #include "xfer/method.h"
 #include "core/pipe.h"
+#include "core/tls_ktls.h"
 #include "probe/probe.h"
 #include "probe/probe_check.h"
 #include "probe/probe_live.h"
@@ -199,6 +200,19 @@ static int check_pipe_resize(struct probe_result *r)
 			 want, r->val[0], r->val[1]);
 }
 
+/* Kernel TLS: what tls.c says when a session stays in user space. */
+static int check_ktls(struct probe_result *r)
+{
+	struct tls_ktls_info k;
+	int err = tls_ktls_check(&k, r->why, sizeof(r->why));
+
+	r->val[0] = k.ulp_listed;
+	r->val[1] = -k.ulp_err;
+	r->val[2] = k.openssl;
+	r->err = err;
+	return err;
+}
+
 /* Names are what --require takes; "what" fits the table's 50 columns. */
 static const struct probe_feature features[] = {
 	{ "pipe-resize", "F_SETPIPE_SZ doubles a new pipe", 0,
@@ -224,6 +238,8 @@ static const struct probe_feature features[] = {
 	  0, { NULL }, probe_live_tcp_zc_receive },
 	{ "netns", "unshare(CLONE_NEWNET) in a child (ip netns)", 0, { NULL },
 	  probe_live_netns },
+	{ "ktls", "kernel TLS: the tls ULP attaches, OpenSSL has kTLS", 0,
+	  { "ulp_listed", "ulp_errno", "openssl_ktls" }, check_ktls },
 	{ "seed004-a", "(a) one splice takes many queued segments",
 	  DND_PF_SEED, { "mss_bytes", "queued_bytes", "spliced_bytes" },
 	  probe_seed004_a },

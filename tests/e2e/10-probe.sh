@@ -55,7 +55,7 @@ done
 
 for f in pipe-resize splice-socket-pipe splice-pipe-file vmsplice sendfile \
 	io_uring uring-splice uring-send-zc msg-zerocopy tcp-zerocopy-receive \
-	netns; do
+	netns ktls; do
 	has ".features[\"$f\"] | (.present | type == \"boolean\")
 		and (.why | length > 0) and (.errno | type == \"number\")" \
 		"feature $f"
@@ -63,6 +63,20 @@ done
 for k in accepted sent_bytes completions copied_completions; do
 	has ".features[\"msg-zerocopy\"] | has(\"$k\")" "msg-zerocopy.$k"
 done
+
+# kTLS: the row says what the kernel's tls ULP does here, and why.
+has '.features.ktls | (.ulp_listed == 0 or .ulp_listed == 1)
+	and (.ulp_errno | type == "number") and (.openssl_ktls == 1)' "ktls values"
+if grep -qw tls /proc/sys/net/ipv4/tcp_available_ulp 2>/dev/null; then
+	has '.features.ktls | .present and .ulp_listed == 1 and .ulp_errno == 0
+		and (.why | startswith("kernel TLS: the kernel'"'"'s tls ULP"))' \
+		"ktls present"
+elif ! ls /lib/modules/"$(uname -r)"/kernel/net/tls/tls.ko* >/dev/null 2>&1; then
+	has '.features.ktls | .present == false and .errno == 38
+		and .ulp_listed == 0 and .ulp_errno == 2 and .why ==
+		"no kernel TLS: CONFIG_TLS absent (no tls in /proc/sys/net/ipv4/tcp_available_ulp, and TCP_ULP \"tls\" gives ENOENT)"' \
+		"ktls: no CONFIG_TLS"
+fi
 
 for s in a b c d; do
 	has ".seed004[\"seed004-$s\"] | (.pass | type == \"boolean\")
@@ -84,6 +98,7 @@ expect_exit 0 "$DND" probe
 expect_out "splice behaviours the relay relies on"
 expect_out "pass seed004-a"
 expect_out "io_uring (IORING_REGISTER_PROBE)"
+expect_out " ktls                 kernel TLS: the tls ULP attaches, OpenSSL has kTLS"
 ok "table"
 
 # --- --require ---------------------------------------------------------------
