@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/chan.h"
 #include "core/io.h"
 
 volatile sig_atomic_t io_stop_signal;
@@ -87,10 +88,41 @@ static ssize_t io_done(struct dnd_syscalls *sc, enum dnd_sc kind, ssize_t ret)
 	return ret;
 }
 
+/*
+ * A keyed socket (core/chan.h): the bytes go through TLS in user space, one
+ * SSL_read or SSL_write counted under its own kind (the read()s and
+ * write()s OpenSSL makes beneath are not). Without buf (the null sink's
+ * discard), records are read into a scratch buffer: TLS has no MSG_TRUNC.
+ */
+static ssize_t io_chan(struct dnd_syscalls *sc, enum dnd_sc kind, int fd,
+		       void *buf, size_t n)
+{
+	static __thread uint8_t scratch[64 * 1024];
+	ssize_t r;
+
+	if (io_stop_signal)
+		return -EINTR;
+	if (kind == DND_SC_TLS_WRITE) {
+		r = chan_write(fd, buf, n);
+	} else {
+		if (!buf && n > sizeof(scratch))
+			n = sizeof(scratch);
+		r = chan_read(fd, buf ? buf : scratch, n);
+	}
+	sc->calls[kind]++;
+	if (r == -EAGAIN)
+		sc->eagain++;
+	if (r > 0)
+		sc->bytes[kind] += (uint64_t)r;
+	return r;
+}
+
 ssize_t io_read(struct dnd_syscalls *sc, int fd, void *buf, size_t n)
 {
 	ssize_t r;
 
+	if (chan_tls(fd))
+		return io_chan(sc, DND_SC_TLS_READ, fd, buf, n);
 	if (io_stop_signal)
 		return -EINTR;
 	do
@@ -116,6 +148,8 @@ ssize_t io_write(struct dnd_syscalls *sc, int fd, const void *buf, size_t n)
 {
 	ssize_t r;
 
+	if (chan_tls(fd))
+		return io_chan(sc, DND_SC_TLS_WRITE, fd, (void *)buf, n);
 	if (io_stop_signal)
 		return -EINTR;
 	do
@@ -151,6 +185,8 @@ ssize_t io_recv(struct dnd_syscalls *sc, int fd, void *buf, size_t n,
 	 * as a raw system call because sanitizer interceptors would treat the
 	 * returned length as bytes written at NULL.
 	 */
+	if (chan_tls(fd))
+		return io_chan(sc, DND_SC_TLS_READ, fd, buf, n);
 	if (io_stop_signal)
 		return -EINTR;
 	do
@@ -365,6 +401,8 @@ ssize_t io_send(struct dnd_syscalls *sc, int fd, const void *buf, size_t n,
 {
 	ssize_t r;
 
+	if (chan_tls(fd))
+		return io_chan(sc, DND_SC_TLS_WRITE, fd, (void *)buf, n);
 	if (io_stop_signal)
 		return -EINTR;
 	do

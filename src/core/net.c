@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/chan.h"
 #include "core/io.h"
 #include "core/net.h"
 #include "core/stats.h"
@@ -234,7 +235,12 @@ int net_send_all(int fd, const void *buf, size_t n)
 
 		if (io_stop_signal)
 			return -EINTR;
-		r = send(fd, p, n, MSG_NOSIGNAL);
+		r = chan_tls(fd) ? chan_write(fd, p, n) :
+				   send(fd, p, n, MSG_NOSIGNAL);
+		if (r < -1) {	/* chan_write's -errno */
+			errno = (int)-r;
+			r = -1;
+		}
 
 		if (r == -1 && errno == EINTR && !io_stop_signal)
 			continue;
@@ -255,7 +261,11 @@ int net_recv_all(int fd, void *buf, size_t n)
 
 		if (io_stop_signal)
 			return -EINTR;
-		r = recv(fd, p, n, 0);
+		r = chan_tls(fd) ? chan_read(fd, p, n) : recv(fd, p, n, 0);
+		if (r < -1) {	/* chan_read's -errno */
+			errno = (int)-r;
+			r = -1;
+		}
 
 		if (r == -1 && errno == EINTR && !io_stop_signal)
 			continue;

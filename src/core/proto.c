@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/chan.h"
 #include "core/io.h"
 #include "core/net.h"
 #include "core/proto.h"
@@ -474,6 +475,12 @@ int proto_recv_eof(int sock)
 	char c;
 	ssize_t r;
 
+	/* On a keyed socket the end is TLS's close_notify (a bare FIN is a
+	 * cut: chan_read's -ECONNABORTED). */
+	if (chan_tls(sock)) {
+		r = chan_read(sock, &c, 1);
+		return r < 0 ? (int)r : r ? -EBADMSG : 0;
+	}
 	do
 		r = recv(sock, &c, 1, 0);
 	while (r == -1 && errno == EINTR && !io_stop_signal);

@@ -35,6 +35,8 @@ static const char *const sc_names[DND_SC_COUNT] = {
 	[DND_SC_TCP_ZC_RECV] = "tcp_zc_recv",
 	[DND_SC_SYNC_RANGE] = "sync_file_range",
 	[DND_SC_TEE] = "tee",
+	[DND_SC_TLS_READ] = "SSL_read",
+	[DND_SC_TLS_WRITE] = "SSL_write",
 };
 
 const char *stats_sc_name(enum dnd_sc sc)

@@ -31,6 +31,8 @@ enum dnd_sc {
 	DND_SC_TCP_ZC_RECV,	/* getsockopt(TCP_ZEROCOPY_RECEIVE); bytes mapped */
 	DND_SC_SYNC_RANGE,	/* sync_file_range(WRITE): writeback started */
 	DND_SC_TEE,		/* tee(): a pipe's bytes copied to hash them */
+	DND_SC_TLS_READ,	/* SSL_read on a keyed socket (core/chan.h) */
+	DND_SC_TLS_WRITE,	/* SSL_write on a keyed socket */
 	DND_SC_COUNT,
 };
 

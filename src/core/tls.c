@@ -463,11 +463,19 @@ static ssize_t tls_io(struct dnd_tls *t, enum tls_op op, void *buf, size_t n,
 		      char *err, size_t len)
 {
 	size_t done = 0;
-	int r = tls_call(t, op, buf, n, &done), sys = errno, e;
+	int r, sys, e;
 
-	if (r == 1)
-		return (ssize_t)done;
-	e = SSL_get_error(t->ssl, r);
+	/* A signal that does not stop the run (the progress timer) on a
+	 * blocking socket looks like "retry" to OpenSSL: take it again. */
+	do {
+		errno = 0;
+		r = tls_call(t, op, buf, n, &done);
+		sys = errno;
+		if (r == 1)
+			return (ssize_t)done;
+		e = SSL_get_error(t->ssl, r);
+	} while ((e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE) &&
+		 sys == EINTR && !io_stop_signal);
 	if (e == SSL_ERROR_ZERO_RETURN && op == DND_TLS_READ)
 		return 0;
 	/* A signal on a blocking socket looks like "retry" to OpenSSL. */
