@@ -2,6 +2,7 @@
 /* Sockets whose bytes go through TLS in user space (chan.h). */
 #include <errno.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "core/chan.h"
 #include "core/tls.h"
@@ -80,4 +81,17 @@ ssize_t chan_write(int fd, const void *buf, size_t n)
 	if (!c)
 		return -EBADF;
 	return tls_write(c->tls, buf, n, c->err, sizeof(c->err));
+}
+
+int chan_close_notify(int fd)
+{
+	struct chan *c = chan_of(fd);
+
+	return c ? tls_close_notify(c->tls, c->err, sizeof(c->err)) : 0;
+}
+
+void chan_close(int fd)
+{
+	tls_free(chan_detach(fd));
+	close(fd);
 }

@@ -23,10 +23,10 @@
 #include "core/json.h"
 #include "core/land.h"
 #include "core/net.h"
+#include "core/params.h"
 #include "core/proto.h"
 #include "core/stats.h"
 #include "serve/handshake.h"
-#include "serve/params.h"
 #include "serve/serve.h"
 #include "serve/serve_end.h"
 #include "xfer/method.h"
@@ -42,7 +42,6 @@ struct child {
 	const char *peer;
 	int fd;
 	double deadline;
-	struct dnd_auth auth;
 	struct serve_params p;
 	bool have_p;
 	const struct dnd_method *m;
@@ -142,7 +141,7 @@ static int child_refuse(struct child *k, uint16_t status, const char *reason)
 	char why[256];
 
 	snprintf(k->err, sizeof(k->err), "refused: %s", reason);
-	hs_verdict(k->fd, &k->auth, status, reason, k->deadline, why,
+	hs_verdict(k->fd, status, reason, k->deadline, why,
 		   sizeof(why));
 	return 1;
 }
@@ -172,6 +171,9 @@ static int child_method(struct child *k)
 			 k->m->name, pull ? "send" : "receive");
 		return child_refuse(k, SERVE_ST_REFUSED, reason);
 	}
+	if (k->c->keyed && method_keyed(k->m, "--peer-method", reason,
+					sizeof(reason)))
+		return child_refuse(k, SERVE_ST_REFUSED, reason);
 	cfg.m = k->m;
 	if (xfer_check(&cfg, why, sizeof(why))) {
 		snprintf(reason, sizeof(reason), "--peer-method %s is not "
@@ -347,15 +349,14 @@ static int child_listen(struct child *k)
 	return child_refuse(k, SERVE_ST_REFUSED, why);
 }
 
-/* After the verdict: where the other streams go, tagged. 0 or 1. */
+/* After the verdict: where the other streams go. 0 or 1. */
 static int child_port(struct child *k)
 {
-	uint8_t b[DND_PORT_LEN + DND_TAG_LEN];
+	uint8_t b[DND_PORT_LEN];
 	int r;
 
 	proto_put_port(b, k->port);
-	auth_mac(&k->auth, DND_MAC_PORT, b, DND_PORT_LEN, b + DND_PORT_LEN);
-	r = hs_send_by(k->fd, b, sizeof(b), k->deadline);
+	r = hello_send_by(k->fd, b, sizeof(b), k->deadline);
 	if (r)
 		snprintf(k->err, sizeof(k->err), "streams message: %s",
 			 strerror(-r));
@@ -367,19 +368,19 @@ static int child_admit(struct child *k)
 {
 	const struct serve_ctx *c = k->c;
 	struct dnd_hs_cfg cfg = {
-		.mode = c->o->key_file ? DND_AUTH_KEY : DND_AUTH_NONE,
-		.key = c->o->key_file ? &c->key : NULL,
-		.version = DND_AUTH_VERSION,
+		.tls = c->keyed ? &c->tls : NULL,
+		.version = DND_WIRE_VERSION,
 		.deadline = k->deadline,
 	};
+	uint8_t params[DND_WIRE_PARAMS_MAX];
+	size_t n = 0;
 	char why[512];
 
-	if (hs_server(k->fd, &cfg, &k->auth, k->err, sizeof(k->err))) {
+	if (hs_server(k->fd, &cfg, params, &n, k->err, sizeof(k->err))) {
 		child_linger(k->fd);
 		return 1;
 	}
-	if (params_get(k->auth.params, k->auth.params_len, &k->p, why,
-		       sizeof(why)))
+	if (params_get(params, n, &k->p, why, sizeof(why)))
 		return child_refuse(k, SERVE_ST_REFUSED, why);
 	k->have_p = true;
 	if (child_method(k) || (k->p.end != SERVE_END_NAME ? child_special(k) :
@@ -394,10 +395,19 @@ static int child_admit(struct child *k)
 	}
 	if (k->p.streams > 1 && child_listen(k))
 		return 1;
-	if (hs_verdict(k->fd, &k->auth, 0, "", k->deadline, k->err,
+	if (hs_verdict(k->fd, 0, "", k->deadline, k->err,
 		       sizeof(k->err)))
 		return 1;
 	return k->p.streams > 1 ? child_port(k) : 0;
+}
+
+/* --allow on the session's streams port too. */
+static bool child_allowed(const struct session_link *l,
+			  const struct sockaddr *sa, socklen_t sl)
+{
+	const struct child *k = l->arg;
+
+	return cidr_match(&k->c->o->allow, sa, sl);
 }
 
 /* The transfer itself, as one-shot dnd does it, on this socket. */
@@ -408,8 +418,7 @@ static int child_transfer(struct child *k)
 		.server = true,
 		.sock = k->fd,
 		.lfd = k->lfd,
-		.allow = o->has_allow ? &o->allow : NULL,
-		.auth = &k->auth,
+		.allowed = o->has_allow ? child_allowed : NULL,
 		.max_bytes = o->max_bytes,
 		.label = k->p.name,
 		.res = &k->res,
@@ -428,6 +437,7 @@ static int child_transfer(struct child *k)
 		.timeout = o->timeout,
 		.streams = k->p.streams,
 		.link = &l,
+		.tls = k->c->keyed ? &k->c->tls : NULL,
 		.has_limit = k->p.end == SERVE_END_ZERO,
 		.limit = k->p.length,
 	};
