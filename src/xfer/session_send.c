@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/chan.h"
 #include "core/hash.h"
 #include "core/io.h"
 #include "core/log.h"
@@ -277,8 +278,10 @@ static int send_end(struct session *s)
 	r = proto_recv_end(s->sock[0], false, &rep, err, sizeof(err));
 	if (t.status)
 		return 1;	/* the reply only echoes it */
-	if (r == -EBADMSG)
+	if (r == -EBADMSG && !chan_err(s->sock[0])[0])
 		return session_fail(s, "receiver's reply: %s", err);
+	if (r && chan_err(s->sock[0])[0])	/* TLS: the data is suspect */
+		return session_recv_failed(s, r, "receiver's reply", wait);
 	if (r) {
 		/* All was sent: only the confirmation is missing. */
 		session_recv_failed(s, r, "receiver's reply", wait);
