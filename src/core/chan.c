@@ -29,10 +29,16 @@ int chan_attach(int fd, struct dnd_tls *t)
 		return -EBADF;
 	if (fd >= DND_CHAN_MAX)
 		return -EMFILE;
-	if (!chan_tab) {
-		chan_tab = calloc(DND_CHAN_MAX, sizeof(*chan_tab));
-		if (!chan_tab)
+	if (!__atomic_load_n(&chan_tab, __ATOMIC_ACQUIRE)) {
+		struct chan *tab = calloc(DND_CHAN_MAX, sizeof(*tab)), *none = NULL;
+
+		if (!tab)
 			return -ENOMEM;
+		/* Two threads' first attaches: one table wins. */
+		if (!__atomic_compare_exchange_n(&chan_tab, &none, tab, false,
+						 __ATOMIC_ACQ_REL,
+						 __ATOMIC_ACQUIRE))
+			free(tab);
 	}
 	chan_tab[fd].tls = t;
 	chan_tab[fd].err[0] = '\0';
