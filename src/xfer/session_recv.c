@@ -399,7 +399,7 @@ static int recv_verify(struct session *s, struct dnd_end *rep)
 		if (r) {
 			rep->status = DND_ST_IOERR;
 			return session_fail(s, "cannot re-read %s to hash it: "
-					    "%s", s->o->file, strerror(-r));
+					    "%s", session_name(s), strerror(-r));
 		}
 		rep->flags = DND_TF_HASH;
 	}
@@ -418,7 +418,7 @@ static int recv_verify(struct session *s, struct dnd_end *rep)
 		rep->status = DND_ST_MALFORMED;
 		return session_fail(s, "malformed stream from the peer: bytes "
 				    "after the sender's trailer; %s was not "
-				    "written", s->o->file);
+				    "written", session_name(s));
 	}
 	if (r)
 		return session_recv_failed(s, r, "end of the sender's stream",
@@ -428,7 +428,7 @@ static int recv_verify(struct session *s, struct dnd_end *rep)
 		return session_fail(s, "the sender's source changed while it "
 				    "was read; %s was not written: send it "
 				    "again once the source is still",
-				    s->o->file);
+				    session_name(s));
 	}
 	if (t.bytes != total) {
 		rep->status = DND_ST_SHORT;
@@ -441,7 +441,7 @@ static int recv_verify(struct session *s, struct dnd_end *rep)
 		return session_fail(s, "hash mismatch: sent xxh3 %016llx, "
 				    "landed %016llx; %s was not written",
 				    (unsigned long long)t.hash,
-				    (unsigned long long)rep->hash, s->o->file);
+				    (unsigned long long)rep->hash, session_name(s));
 	}
 	/* The receiver decides what it accepts: a file it was asked to
 	 * verify lands only against the sender's hash. */
@@ -451,7 +451,7 @@ static int recv_verify(struct session *s, struct dnd_end *rep)
 				    "--no-verify), so nothing could be "
 				    "verified; %s was not written (receive "
 				    "with --no-verify to accept unverified "
-				    "data)", s->o->file);
+				    "data)", session_name(s));
 	}
 	session_verdict(s, rep, &t);
 	return 0;
