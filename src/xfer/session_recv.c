@@ -163,6 +163,10 @@ static int recv_open(struct session *s)
 
 	if (recv_header(s, &h))
 		return 1;
+	/* Room in the listen queue for every stream (net_listen's default
+	 * is 16) before our accept lets the sender connect them. */
+	if (s->lfd >= 0 && s->n > 1)
+		listen(s->lfd, (int)s->n);
 	s->owe = SESSION_OWE_ACCEPT;
 	if (recv_refusal(s) || (s->end.landing && recv_land(s, &h, &a)))
 		return 1;
@@ -317,8 +321,6 @@ static int recv_accept_streams(struct session *s)
 	unsigned int got;
 	char peer[96];
 
-	/* Room for them all (net_listen's default is 16). */
-	listen(s->lfd, (int)s->n);
 	for (got = 1; got < s->n; got++) {
 		fd[got] = recv_accept_one(s, s->o->timeout, peer, sizeof(peer));
 		if (fd[got] < 0)
