@@ -115,6 +115,7 @@ static int recv_land(struct session *s, const struct dnd_hdr *h,
 		snprintf(s->res.warning, sizeof(s->res.warning), "%s", note);
 		log_err("%s", note);
 	}
+	s->land.label = session_name(s);
 	s->end.fd = s->land.fd;
 	if (o->link && o->link->landing && s->land.tmp)
 		o->link->landing(o->link, s->land.fd, s->land.tmp);
