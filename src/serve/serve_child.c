@@ -106,7 +106,7 @@ static void child_log_send(const struct child *k, int logfd,
 /* The session's one log line, through the parent (one write). */
 static void child_log(struct child *k, int logfd)
 {
-	char name[128], line[SERVE_LOG_MAX];
+	char name[128], err[sizeof(k->err)], line[SERVE_LOG_MAX];
 	FILE *f = fmemopen(line, sizeof(line) - 1, "w");
 
 	if (!f)
@@ -114,6 +114,8 @@ static void child_log(struct child *k, int logfd)
 	child_clean(name, sizeof(name), k->p.name, k->p.name_len);
 	if (!k->err[0] && k->res.error[0])
 		snprintf(k->err, sizeof(k->err), "%s", k->res.error);
+	/* Messages name the file by the client's name: its bytes too. */
+	child_clean(err, sizeof(err), k->err, strlen(k->err));
 	if (k->c->o->json) {
 		child_log_json(k, f);
 	} else {
@@ -125,7 +127,7 @@ static void child_log(struct child *k, int logfd)
 			(unsigned long long)k->res.bytes,
 			k->res.timed ? k->res.cost.wall : 0.0);
 		if (k->err[0])
-			fprintf(f, "failed: %s\n", k->err);
+			fprintf(f, "failed: %s\n", err);
 		else
 			fprintf(f, "%s\n", k->res.verdict);
 	}

@@ -99,7 +99,7 @@ static int session_xfer_failed(struct session *s)
 {
 	const struct dnd_xfer *x = xfer_failed(&s->t);
 	unsigned long long done = xfer_done(&s->t);
-	const char *f = s->o->file;
+	const char *f = session_name(s);
 	struct xfer_out out;
 
 	/* Bytes a method had read into a buffer count as arrived. */
@@ -206,12 +206,12 @@ int session_stream_fd(struct session *s, unsigned int i)
 				O_CLOEXEC);
 		if (s->fd[i] == -1)
 			return session_fail(s, "cannot open %s again for "
-					    "stream %u: %s", s->o->file, i,
+					    "stream %u: %s", session_name(s), i,
 					    strerror(errno));
 	}
 	if (e->ep == DND_EP_FILE && lseek(s->fd[i], at, SEEK_SET) == -1)
 		return session_fail(s, "cannot seek %s to %lld: %s",
-				    s->o->file, (long long)at,
+				    session_name(s), (long long)at,
 				    strerror(errno));
 	return 0;
 }

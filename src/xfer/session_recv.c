@@ -149,6 +149,7 @@ static int recv_land(struct session *s, const struct dnd_hdr *h,
 		snprintf(s->res.warning, sizeof(s->res.warning), "%s", note);
 		log_err("%s", note);
 	}
+	s->land.label = session_name(s);
 	s->end.fd = s->land.fd;
 	if (o->link && o->link->landing && s->land.tmp)
 		o->link->landing(o->link, s->land.fd, s->land.tmp);
@@ -197,6 +198,10 @@ static int recv_open(struct session *s)
 
 	if (recv_header(s, &h))
 		return 1;
+	/* Room in the listen queue for every stream (net_listen's default
+	 * is 16) before our accept lets the sender connect them. */
+	if (s->lfd >= 0 && s->n > 1)
+		listen(s->lfd, (int)s->n);
 	s->owe = SESSION_OWE_ACCEPT;
 	if (recv_refusal(s) || (s->end.landing && recv_land(s, &h, &a)))
 		return 1;
@@ -356,8 +361,6 @@ static int recv_accept_streams(struct session *s)
 	unsigned int got;
 	char peer[96];
 
-	/* Room for them all (net_listen's default is 16). */
-	listen(s->lfd, (int)s->n);
 	for (got = 1; got < s->n; got++) {
 		fd[got] = recv_accept_one(s, s->o->timeout, peer, sizeof(peer));
 		if (fd[got] < 0)
@@ -445,7 +448,7 @@ static int recv_verify(struct session *s, struct dnd_end *rep)
 		if (r) {
 			rep->status = DND_ST_IOERR;
 			return session_fail(s, "cannot re-read %s to hash it: "
-					    "%s", s->o->file, strerror(-r));
+					    "%s", session_name(s), strerror(-r));
 		}
 		rep->flags = DND_TF_HASH;
 	}
@@ -468,7 +471,7 @@ static int recv_verify(struct session *s, struct dnd_end *rep)
 		rep->status = DND_ST_MALFORMED;
 		return session_fail(s, "malformed stream from the peer: bytes "
 				    "after the sender's trailer; %s was not "
-				    "written", s->o->file);
+				    "written", session_name(s));
 	}
 	if (r)
 		return session_recv_failed(s, r, "end of the sender's stream",
@@ -478,7 +481,7 @@ static int recv_verify(struct session *s, struct dnd_end *rep)
 		return session_fail(s, "the sender's source changed while it "
 				    "was read; %s was not written: send it "
 				    "again once the source is still",
-				    s->o->file);
+				    session_name(s));
 	}
 	if (t.bytes != total) {
 		rep->status = DND_ST_SHORT;
@@ -491,7 +494,7 @@ static int recv_verify(struct session *s, struct dnd_end *rep)
 		return session_fail(s, "hash mismatch: sent xxh3 %016llx, "
 				    "landed %016llx; %s was not written",
 				    (unsigned long long)t.hash,
-				    (unsigned long long)rep->hash, s->o->file);
+				    (unsigned long long)rep->hash, session_name(s));
 	}
 	/* The receiver decides what it accepts: a file it was asked to
 	 * verify lands only against the sender's hash. */
@@ -501,7 +504,7 @@ static int recv_verify(struct session *s, struct dnd_end *rep)
 				    "--no-verify), so nothing could be "
 				    "verified; %s was not written (receive "
 				    "with --no-verify to accept unverified "
-				    "data)", s->o->file);
+				    "data)", session_name(s));
 	}
 	session_verdict(s, rep, &t);
 	return 0;

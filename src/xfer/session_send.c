@@ -83,7 +83,7 @@ static int send_prefix_hash(struct session *s, uint64_t n, uint64_t *h)
 	r = hash_fd(e->fd, e->start, n, h);
 	if (r)
 		return session_fail(s, "cannot re-read %s to compare the "
-				    "receiver's kept prefix: %s", s->o->file,
+				    "receiver's kept prefix: %s", session_name(s),
 				    strerror(-r));
 	return 0;
 }
