@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Big-endian integers in a byte buffer: the one set of helpers every wire
- * encoding in core/ uses (proto.c, wire.c, params.c).
+ * encoding in core/ uses (proto.c, wire.c, params.c). Out of line: they
+ * are called per frame, never per byte, and headers stay 1:1 with sources.
  */
 #ifndef DND_BE_H
 #define DND_BE_H
@@ -10,46 +11,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
-static inline void be_put16(uint8_t *p, uint16_t v)
-{
-	p[0] = (uint8_t)(v >> 8);
-	p[1] = (uint8_t)v;
-}
-
-static inline void be_put32(uint8_t *p, uint32_t v)
-{
-	be_put16(p, (uint16_t)(v >> 16));
-	be_put16(p + 2, (uint16_t)v);
-}
-
-static inline void be_put64(uint8_t *p, uint64_t v)
-{
-	be_put32(p, (uint32_t)(v >> 32));
-	be_put32(p + 4, (uint32_t)v);
-}
-
-static inline uint16_t be_get16(const uint8_t *p)
-{
-	return (uint16_t)((p[0] << 8) | p[1]);
-}
-
-static inline uint32_t be_get32(const uint8_t *p)
-{
-	return ((uint32_t)be_get16(p) << 16) | be_get16(p + 2);
-}
-
-static inline uint64_t be_get64(const uint8_t *p)
-{
-	return ((uint64_t)be_get32(p) << 32) | be_get32(p + 4);
-}
-
+void be_put16(uint8_t *p, uint16_t v);
+void be_put32(uint8_t *p, uint32_t v);
+void be_put64(uint8_t *p, uint64_t v);
+uint16_t be_get16(const uint8_t *p);
+uint32_t be_get32(const uint8_t *p);
+uint64_t be_get64(const uint8_t *p);
 /* Reserved bytes must be zero, so a later version can give them meaning. */
-static inline bool be_zeros(const uint8_t *p, size_t n)
-{
-	while (n--)
-		if (*p++)
-			return false;
-	return true;
-}
+bool be_zeros(const uint8_t *p, size_t n);
 
 #endif
