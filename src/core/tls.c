@@ -41,7 +41,7 @@ struct dnd_tls {
 	SSL_CTX *ctx;
 	SSL *ssl;
 	int fd;
-	bool have_psk;
+	bool have_psk, have_cert;
 	uint8_t psk[TLS_PSK_LEN];
 	struct tls_why why;
 	char ktls_why[320];
@@ -371,7 +371,8 @@ static void tls_ktls_explain(struct dnd_tls *t)
 		snprintf(t->ktls_why, sizeof(t->ktls_why),
 			 "the kernel encrypts and decrypts");
 	else if (tls_ktls_check(&k, why, sizeof(why)))
-		snprintf(t->ktls_why, sizeof(t->ktls_why), "%s", why);
+		snprintf(t->ktls_why, sizeof(t->ktls_why), "%s",
+			 tls_ktls_reason(why));
 	else
 		snprintf(t->ktls_why, sizeof(t->ktls_why),
 			 "OpenSSL kept %s in user space for %s %s",
@@ -397,6 +398,7 @@ static int tls_setup(struct dnd_tls *t, const struct dnd_tls_cfg *cfg,
 	}
 	t->why.server = cfg->server;
 	t->why.psk = t->have_psk = cfg->psk;
+	t->have_cert = certs;
 	t->why.ca = cfg->ca;
 	t->why.verify_err = X509_V_OK;
 	if (cfg->psk && tls_psk_derive(t, cfg->psk, cfg->psk_len)) {
@@ -594,6 +596,11 @@ bool tls_ktls_rx(const struct dnd_tls *t)
 const char *tls_ktls_why(const struct dnd_tls *t)
 {
 	return t->ktls_why;
+}
+
+const char *tls_auth(const struct dnd_tls *t)
+{
+	return !t->have_cert ? "psk" : t->have_psk ? "psk+cert" : "cert";
 }
 
 int tls_export(const struct dnd_tls *t, const char *label, uint8_t *out,

@@ -88,6 +88,10 @@ bool tls_ktls_tx(const struct dnd_tls *t);
 bool tls_ktls_rx(const struct dnd_tls *t);
 const char *tls_ktls_why(const struct dnd_tls *t);
 
+/* What authenticated the peer: "psk" (--key), "cert" (--cert, --cert-key,
+ * --ca) or "psk+cert" (both). */
+const char *tls_auth(const struct dnd_tls *t);
+
 /*
  * n (<= DND_TLS_EXPORT_MAX) bytes of keying material for label, the same on
  * both ends of one session and unrelated in any other (RFC 8446 7.5).

@@ -106,6 +106,14 @@ static int ktls_kernel_why(const struct tls_ktls_info *k, char *why,
 	return -ENOSYS;
 }
 
+#define KTLS_NO "no kernel TLS: "
+
+const char *tls_ktls_reason(const char *why)
+{
+	return strncmp(why, KTLS_NO, strlen(KTLS_NO)) ? why :
+	       why + strlen(KTLS_NO);
+}
+
 int tls_ktls_check(struct tls_ktls_info *k, char *why, size_t len)
 {
 	char kwhy[256];
@@ -120,12 +128,12 @@ int tls_ktls_check(struct tls_ktls_info *k, char *why, size_t len)
 #endif
 	err = ktls_kernel_why(k, kwhy, sizeof(kwhy));
 	if (err) {
-		snprintf(why, len, "no kernel TLS: %s", kwhy);
+		snprintf(why, len, KTLS_NO "%s", kwhy);
 		return err;
 	}
 	if (!k->openssl) {
 		snprintf(why, len,
-			 "no kernel TLS: %s, but %s was built without kTLS "
+			 KTLS_NO "%s, but %s was built without kTLS "
 			 "(OPENSSL_NO_KTLS)",
 			 kwhy, OpenSSL_version(OPENSSL_VERSION));
 		return -EOPNOTSUPP;

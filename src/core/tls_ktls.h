@@ -26,4 +26,8 @@ struct tls_ktls_info {
  */
 int tls_ktls_check(struct tls_ktls_info *k, char *why, size_t len);
 
+/* A why of tls_ktls_check() without its "no kernel TLS: ", for a message
+ * that already says so. */
+const char *tls_ktls_reason(const char *why);
+
 #endif

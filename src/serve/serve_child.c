@@ -81,6 +81,7 @@ static void child_log_json(struct child *k, FILE *f)
 	json_f64(&j, "seconds", k->res.timed ? k->res.cost.wall : 0);
 	json_str(&j, "verdict", k->err[0] ? "failed" : k->res.verdict);
 	json_str(&j, "error", k->err[0] ? k->err : NULL);
+	report_json_tls(&j, &k->res);
 	json_end(&j);
 }
 

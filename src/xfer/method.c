@@ -80,7 +80,7 @@ int method_keyed(const struct dnd_method *m, const char *flag, char *why,
 {
 	struct tls_ktls_info k;
 	char kwhy[256];
-	const char *w = kwhy;
+	const char *w;
 
 	if (m->flags & DND_M_USERSOCK)
 		return 0;
@@ -88,10 +88,8 @@ int method_keyed(const struct dnd_method *m, const char *flag, char *why,
 	 * session. Not testable on a kernel without CONFIG_TLS. */
 	if (!tls_ktls_check(&k, kwhy, sizeof(kwhy)))
 		return 0;
-	if (strstr(kwhy, "CONFIG_TLS absent"))
-		w = "this kernel has no CONFIG_TLS";
-	else if (!strncmp(kwhy, "no kernel TLS: ", 15))
-		w += 15;
+	w = strstr(kwhy, "CONFIG_TLS absent") ?
+	    "this kernel has no CONFIG_TLS" : tls_ktls_reason(kwhy);
 	snprintf(why, len, "%s %s with --key needs kernel TLS (%s); use -m "
 		 "rw or -m mmap", flag, m->name, w);
 	return -1;

@@ -90,6 +90,24 @@ static void report_peer_text(FILE *f, const char *text)
 	}
 }
 
+/* The session's TLS: what ran, what authenticated, whether the kernel
+ * moves the records. */
+static void report_tls(FILE *f, const struct dnd_result *r)
+{
+	const char *k = r->tls.ktls_tx && r->tls.ktls_rx ? "yes" :
+			r->tls.ktls_tx ? "send only" :
+			r->tls.ktls_rx ? "receive only" : "no";
+
+	if (!r->tls.on)
+		return;
+	fprintf(f, "  tls: %s %s %s, auth %s, kernel TLS: %s", r->tls.version,
+		r->tls.cipher, r->tls.group[0] ? r->tls.group : "(no key "
+		"exchange)", r->tls.auth, k);
+	if (!r->tls.ktls_tx || !r->tls.ktls_rx)
+		fprintf(f, " (%s)", r->tls.ktls_why);
+	fprintf(f, "\n");
+}
+
 void report_text(FILE *f, const struct dnd_result *r)
 {
 	char a[32], b[32];
@@ -150,12 +168,15 @@ void report_text(FILE *f, const struct dnd_result *r)
 		fprintf(f, "  sync: %s\n", r->sync);
 	if (r->warning[0])
 		fprintf(f, "  warning: %s\n", r->warning);
+	report_tls(f, r);
 	if (r->error[0])
 		fprintf(f, "  verify: FAILED: %s\n", r->error);
 	else if (r->hash_valid)
-		fprintf(f, "  verify: %s (xxh3 %016llx, %llu bytes)\n",
-			r->verdict, (unsigned long long)r->hash,
-			(unsigned long long)r->bytes);
+		fprintf(f, "  verify: %s%s (xxh3 %016llx, %llu bytes; %s)\n",
+			r->verdict, r->tls.on ? " and authenticated" : "",
+			(unsigned long long)r->hash,
+			(unsigned long long)r->bytes, r->tls.on ? "TLS 1.3" :
+			"catches accidents, not attackers: use --key");
 	else
 		fprintf(f, "  verify: %s (%llu bytes)\n", r->verdict,
 			(unsigned long long)r->bytes);
@@ -203,6 +224,25 @@ static void report_json_streams(struct json *j, const struct dnd_result *r)
 	json_arr_end(j);
 }
 
+void report_json_tls(struct json *j, const struct dnd_result *r)
+{
+	bool both = r->tls.ktls_tx && r->tls.ktls_rx;
+
+	if (!r->tls.on) {
+		json_str(j, "tls", NULL);
+		return;
+	}
+	json_obj_begin(j, "tls");
+	json_str(j, "version", r->tls.version);
+	json_str(j, "cipher", r->tls.cipher);
+	json_str(j, "group", r->tls.group[0] ? r->tls.group : NULL);
+	json_str(j, "auth", r->tls.auth);
+	json_bool(j, "ktls_tx", r->tls.ktls_tx);
+	json_bool(j, "ktls_rx", r->tls.ktls_rx);
+	json_str(j, "ktls_why", both ? NULL : r->tls.ktls_why);
+	json_obj_end(j);
+}
+
 void report_json(FILE *f, const struct dnd_result *r)
 {
 	struct json j;
@@ -221,6 +261,7 @@ void report_json(FILE *f, const struct dnd_result *r)
 		snprintf(h, sizeof(h), "%016llx", (unsigned long long)r->hash);
 		json_str(&j, "xxh3", h);
 	}
+	report_json_tls(&j, r);
 	json_u64(&j, "bytes", r->bytes);
 	if (r->length != UINT64_MAX)
 		json_u64(&j, "length_bytes", r->length);

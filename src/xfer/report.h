@@ -43,6 +43,13 @@ struct dnd_result {
 		double seconds;
 		uint32_t retrans;
 	} st[64];
+	struct {		/* stream 0's TLS session; on: keyed */
+		bool on;
+		char version[16], cipher[64], group[32];	/* "": none */
+		const char *auth;	/* tls_auth() */
+		bool ktls_tx, ktls_rx;
+		char ktls_why[160];	/* when either is false */
+	} tls;
 	char warning[320];	/* a problem that did not fail the transfer */
 	char error[320];	/* empty on success */
 	/* dnd serve's client: the server's report of the same transfer, as
@@ -57,6 +64,11 @@ void report_text(FILE *f, const struct dnd_result *r);
 
 /* Writes one JSON object (valid also on failure, with "error"). */
 void report_json(FILE *f, const struct dnd_result *r);
+
+struct json;
+
+/* The "tls" member: an object when r->tls.on, else null. */
+void report_json_tls(struct json *j, const struct dnd_result *r);
 
 struct xfer_interval;
 

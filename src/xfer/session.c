@@ -23,6 +23,7 @@
 #include "core/log.h"
 #include "core/net.h"
 #include "core/pipe.h"
+#include "core/tls.h"
 #include "xfer/method.h"
 #include "xfer/session_link.h"
 #include "xfer/session_types.h"
@@ -411,6 +412,28 @@ const char *session_name(const struct session *s)
 	return l && l->label ? l->label : s->o->file;
 }
 
+/* Stream 0's TLS session, as the report shows it. */
+static void session_fill_tls(struct session *s)
+{
+	const struct dnd_tls *t = s->sock[0] >= 0 ? chan_tls(s->sock[0]) :
+				  NULL;
+	struct dnd_result *r = &s->res;
+	const char *g;
+
+	if (!t)
+		return;
+	g = tls_group(t);
+	r->tls.on = true;
+	snprintf(r->tls.version, sizeof(r->tls.version), "%s", tls_version(t));
+	snprintf(r->tls.cipher, sizeof(r->tls.cipher), "%s", tls_cipher(t));
+	snprintf(r->tls.group, sizeof(r->tls.group), "%s", g ? g : "");
+	r->tls.auth = tls_auth(t);
+	r->tls.ktls_tx = tls_ktls_tx(t);
+	r->tls.ktls_rx = tls_ktls_rx(t);
+	snprintf(r->tls.ktls_why, sizeof(r->tls.ktls_why), "%s",
+		 tls_ktls_why(t));
+}
+
 static void session_fill_result(struct session *s)
 {
 	const struct session_opts *o = s->o;
@@ -441,6 +464,7 @@ static void session_fill_result(struct session *s)
 		net_bufs(s->sock[0], &r->sndbuf, &r->rcvbuf);
 		r->have_tcp = net_tcp_info(s->sock[0], &r->tcp) == 0;
 	}
+	session_fill_tls(s);
 	session_fill_streams(s);
 }
 

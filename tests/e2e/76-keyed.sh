@@ -25,6 +25,28 @@ for p in 1 4; do
 done
 ok "keyed one-shot: $n method pairs at -P 1 and 4, byte-exact, through TLS"
 
+# What each end says it proved: the tls line and the verify line, exact.
+# Kernel TLS: both directions, or none and the reason.
+"$DND" probe --require ktls >/dev/null 2>&1 && k='yes$' || k='no \(.+\)$'
+
+xfer "-c 127.0.0.1 --key $T/key $T/src" "--key $T/key $T/said"
+[ "$SRC" = 0 ] && [ "$RRC" = 0 ] || fail "keyed: send $SRC recv $RRC: $(cat "$T/s.log" "$T/r.log")"
+h=$(grep -o 'xxh3 [0-9a-f]*' "$T/s.log" | head -1)
+for l in s r; do
+	grep -qE "^  tls: TLSv1\.3 TLS_AES_128_GCM_SHA256 x25519, auth psk, kernel TLS: $k" "$T/$l.log" ||
+		fail "$l: no tls line: $(cat "$T/$l.log")"
+	grep -qxF "  verify: verified and authenticated ($h, 3000000 bytes; TLS 1.3)" "$T/$l.log" ||
+		fail "$l: verify line: $(cat "$T/$l.log")"
+done
+xfer "-c 127.0.0.1 $T/src" "$T/clear"
+[ "$SRC" = 0 ] && [ "$RRC" = 0 ] || fail "keyless: send $SRC recv $RRC"
+for l in s r; do
+	grep -q "tls:" "$T/$l.log" && fail "$l: a tls line without a key: $(cat "$T/$l.log")"
+	grep -qxF "  verify: verified ($h, 3000000 bytes; catches accidents, not attackers: use --key)" "$T/$l.log" ||
+		fail "$l: keyless verify line: $(cat "$T/$l.log")"
+done
+ok "each end says what it proved: TLS 1.3 and psk with a key, accidents only without"
+
 xfer "-c 127.0.0.1 --key $T/other $T/src" "--key $T/key $T/wrong"
 [ "$SRC" = 1 ] && [ "$RRC" = 1 ] || fail "wrong key: send $SRC recv $RRC"
 grep -q "dnd: authentication failed: the receiver does not hold this key" "$T/s.log" || fail "sender: $(cat "$T/s.log")"
