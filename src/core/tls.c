@@ -499,10 +499,37 @@ ssize_t tls_read(struct dnd_tls *t, void *buf, size_t n, char *err,
 	return tls_io(t, DND_TLS_READ, buf, n, err, len);
 }
 
+/*
+ * A write that found the connection reset: the peer may have refused this
+ * end's certificate (TLS 1.3 says so after the handshake ended here) and
+ * closed on our unread bytes. Its alert is still queued before the reset:
+ * read it, and report it instead of the reset when it says so.
+ */
+static ssize_t tls_write_reset(struct dnd_tls *t, ssize_t r, char *err,
+			       size_t len)
+{
+	int fl = fcntl(t->fd, F_GETFL);
+	char why[256];
+	uint8_t b;
+	ssize_t a;
+
+	if (fl == -1 || fcntl(t->fd, F_SETFL, fl | O_NONBLOCK) == -1)
+		return r;
+	a = tls_io(t, DND_TLS_READ, &b, 1, why, sizeof(why));
+	fcntl(t->fd, F_SETFL, fl);
+	if (a != -EACCES)
+		return r;
+	snprintf(err, len, "%s", why);
+	return a;
+}
+
 ssize_t tls_write(struct dnd_tls *t, const void *buf, size_t n, char *err,
 		  size_t len)
 {
-	return tls_io(t, DND_TLS_WRITE, (void *)buf, n, err, len);
+	ssize_t r = tls_io(t, DND_TLS_WRITE, (void *)buf, n, err, len);
+
+	return r == -ECONNRESET || r == -EPIPE ? tls_write_reset(t, r, err,
+								 len) : r;
 }
 
 int tls_shutdown(struct dnd_tls *t, double deadline, char *err, size_t len)

@@ -8,19 +8,28 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/chan.h"
 #include "core/net.h"
 #include "serve/handshake.h"
 
-/* Describes an I/O failure while waiting for or sending one message. */
-static int hs_io_fail(int err, const char *what, char *why, size_t len)
+/* Describes an I/O failure on fd while waiting for or sending one
+ * message; TLS's own reason, when it has one, says more than err. A peer
+ * that refused this end's certificate is the whole story. */
+static int hs_io_fail(int fd, int err, const char *what, char *why,
+		      size_t len)
 {
-	if (err == -ETIMEDOUT)
+	const char *tls = chan_tls(fd) ? chan_err(fd) : "";
+
+	if (err == -EACCES && tls[0])
+		snprintf(why, len, "%s", tls);
+	else if (err == -ETIMEDOUT)
 		snprintf(why, len, "handshake timed out at the %s", what);
 	else if (err == -ENODATA)
 		snprintf(why, len, "the peer closed the connection before the "
 			 "%s", what);
 	else
-		snprintf(why, len, "handshake %s: %s", what, strerror(-err));
+		snprintf(why, len, "handshake %s: %s", what,
+			 tls[0] ? tls : strerror(-err));
 	return err;
 }
 
@@ -79,13 +88,13 @@ static int hs_read_verdict(int fd, double deadline, uint16_t *status,
 
 	err = hello_recv_by(fd, v, DND_WIRE_VERD_LEN, deadline);
 	if (err)
-		return hs_io_fail(err, "server's verdict", why, len);
+		return hs_io_fail(fd, err, "server's verdict", why, len);
 	err = wire_get_verdict(v, &st, &n, why, len);
 	if (err)
 		return err;
 	err = hello_recv_by(fd, v + DND_WIRE_VERD_LEN, n, deadline);
 	if (err)
-		return hs_io_fail(err, "server's verdict", why, len);
+		return hs_io_fail(fd, err, "server's verdict", why, len);
 	if (wire_check_reason(v + DND_WIRE_VERD_LEN, n)) {
 		snprintf(why, len, "the server's verdict is not printable");
 		return -EBADMSG;
@@ -119,7 +128,7 @@ int hs_client(int fd, const struct dnd_hs_cfg *cfg, const void *params,
 	if (!err)
 		err = hello_send_by(fd, params, params_len, cfg->deadline);
 	if (err)
-		return hs_io_fail(err, "request", why, len);
+		return hs_io_fail(fd, err, "request", why, len);
 	return hs_read_verdict(fd, cfg->deadline, status, why, len);
 }
 
@@ -139,13 +148,13 @@ int hs_server(int fd, const struct dnd_hs_cfg *cfg, uint8_t *params,
 		return err;
 	err = hello_recv_by(fd, head, sizeof(head), cfg->deadline);
 	if (err)
-		return hs_io_fail(err, "client's request", why, len);
+		return hs_io_fail(fd, err, "client's request", why, len);
 	err = wire_get_req(head, &n, why, len);
 	if (err)
 		return err;
 	err = hello_recv_by(fd, params, n, cfg->deadline);
 	if (err)
-		return hs_io_fail(err, "client's request", why, len);
+		return hs_io_fail(fd, err, "client's request", why, len);
 	*params_len = n;
 	return 0;
 }
@@ -157,5 +166,5 @@ int hs_verdict(int fd, uint16_t status, const char *reason, double deadline,
 	size_t n = wire_put_verdict(v, sizeof(v), status, reason);
 	int err = hello_send_by(fd, v, n, deadline);
 
-	return err ? hs_io_fail(err, "verdict", why, len) : 0;
+	return err ? hs_io_fail(fd, err, "verdict", why, len) : 0;
 }

@@ -278,18 +278,28 @@ int session_payload(struct session *s)
 	return r ? session_xfer_failed(s) : 0;
 }
 
-/* Stream 0's TLS failure, or NULL: TLS says more than its -errno. */
-static const char *session_tls_why(const struct session *s, int r)
+/* Stream 0's TLS failure in why, named as this mode names the ends; NULL
+ * when there is none: TLS says more than its -errno. */
+static const char *session_tls_why(const struct session *s, int r, char *why,
+				   size_t len)
 {
-	const char *why = s->sock[0] >= 0 ? chan_err(s->sock[0]) : "";
+	const char *e = s->sock[0] >= 0 ? chan_err(s->sock[0]) : "";
 
-	return r != -EINTR && r != -EAGAIN && why[0] ? why : NULL;
+	if (r == -EINTR || r == -EAGAIN || !e[0])
+		return NULL;
+	snprintf(why, len, "%s", e);
+	session_tls_words(s, why, len);
+	return why;
 }
 
 int session_sent(struct session *s, int r, const char *what)
 {
-	const char *tls = session_tls_why(s, r);
+	char buf[320];
+	const char *tls = session_tls_why(s, r, buf, sizeof(buf));
 
+	/* The peer refused this end's certificate: that is the whole story. */
+	if (tls && r == -EACCES)
+		return session_fail(s, "%s", tls);
 	if (r && tls)
 		return session_fail(s, "cannot send the %s: %s", what, tls);
 	return r ? session_fail(s, "cannot send the %s: %s", what,
@@ -299,8 +309,11 @@ int session_sent(struct session *s, int r, const char *what)
 int session_recv_failed(struct session *s, int r, const char *what,
 			double secs)
 {
-	const char *tls = session_tls_why(s, r);
+	char buf[320];
+	const char *tls = session_tls_why(s, r, buf, sizeof(buf));
 
+	if (tls && r == -EACCES)
+		return session_fail(s, "%s", tls);
 	if (tls)
 		return session_fail(s, "%s (waiting for the %s)", tls, what);
 	if (r == -ENODATA)

@@ -64,9 +64,7 @@ static struct dnd_hello link_hello(const struct session *s, double by)
 	};
 }
 
-/* TLS names the ends client and server; one-shot's are sender and
- * receiver (the sender opens). */
-static void link_oneshot_words(char *why, size_t len)
+void session_tls_words(const struct session *s, char *why, size_t len)
 {
 	static const char *const w[][2] = {
 		{ "the client", "the sender" }, { "the server", "the receiver" },
@@ -74,14 +72,14 @@ static void link_oneshot_words(char *why, size_t len)
 	char out[512], *p;
 	size_t i;
 
-	for (i = 0; i < 2; i++) {
-		p = strstr(why, w[i][0]);
-		if (!p)
-			continue;
-		snprintf(out, sizeof(out), "%.*s%s%s", (int)(p - why), why,
-			 w[i][1], p + strlen(w[i][0]));
-		snprintf(why, len, "%s", out);
-	}
+	if (s->o->link)
+		return;
+	for (i = 0; i < 2; i++)
+		while ((p = strstr(why, w[i][0]))) {
+			snprintf(out, sizeof(out), "%.*s%s%s", (int)(p - why),
+				 why, w[i][1], p + strlen(w[i][0]));
+			snprintf(why, len, "%s", out);
+		}
 }
 
 int session_hello(struct session *s, int fd, bool acceptor, char *why,
@@ -91,8 +89,8 @@ int session_hello(struct session *s, int fd, bool acceptor, char *why,
 	int r = acceptor ? hello_accept(fd, &h, why, len) :
 			   hello_open(fd, &h, why, len);
 
-	if (r && !s->o->link)
-		link_oneshot_words(why, len);
+	if (r)
+		session_tls_words(s, why, len);
 	/* The preambles' deadline set the socket's timeouts. */
 	if (!r && net_tune(fd, s->o->timeout))
 		r = -errno;

@@ -17,6 +17,10 @@ struct session;
 /* Stream 0: the server's preset socket, or the client's open(). 0 or 1. */
 int session_link_open(struct session *s);
 
+/* TLS names the ends client and server; one-shot's are sender and
+ * receiver (the sender opens): rewrites why in one-shot mode. */
+void session_tls_words(const struct session *s, char *why, size_t len);
+
 /* The opening of connection fd as its opener (a sender, a client) or its
  * acceptor: preambles and, with s->o->tls, TLS (hello.h); then the
  * socket's timeouts again. 0 or -errno with why. */
