@@ -74,3 +74,44 @@ if ! "$DND" probe --require ktls >/dev/null 2>&1; then
 	[ ! -e "$T/never" ] || fail "a refused receiver made its file"
 	ok "without kernel TLS: sendfile and splice refused up front with the reason (exit 2)"
 fi
+
+# --resume keyed: a cut keyed transfer keeps its prefix; the keyed retry
+# sends only the rest, byte-exact, verified and authenticated.
+D="$T/land"
+mkdir "$D"
+SIZE=$((120 << 20))
+random_file "$T/big" "$SIZE"
+SEND_ARGS="--key $T/key" cut_transfer "$T/big" "$D" --resume --key "$T/key"
+[ -n "$KEPT" ] && [ "$KEPT" -gt 0 ] && [ "$KEPT" -lt "$SIZE" ] ||
+	fail "kept '$KEPT' of $SIZE: $(cat "$T/r.log"; ls -la "$D")"
+grep -q "dnd: kept $KEPT bytes for --resume" "$T/r.log" || fail "$(cat "$T/r.log")"
+xfer "-c 127.0.0.1 --key $T/key $T/big" "--resume --key $T/key $D/dst"
+[ "$SRC" = 0 ] && [ "$RRC" = 0 ] || fail "keyed resume: send $SRC recv $RRC: $(cat "$T/s.log" "$T/r.log")"
+cmp -s "$T/big" "$D/dst" || fail "the resumed file differs"
+[ "$(ls -A "$D")" = dst ] || fail "left beside the file: $(ls -A "$D")"
+for l in s r; do
+	grep -qxF "  resumed: $KEPT bytes kept from an earlier try, $((SIZE - KEPT)) sent now" "$T/$l.log" ||
+		fail "$l: not resumed from $KEPT: $(cat "$T/$l.log")"
+	grep -q "^  verify: verified and authenticated (xxh3 [0-9a-f]*, $((SIZE - KEPT)) bytes; TLS 1.3)$" "$T/$l.log" ||
+		fail "$l: verify line: $(cat "$T/$l.log")"
+done
+ok "--resume keyed: $KEPT bytes kept, the rest sent through TLS, byte-exact"
+
+# dnd serve keyed on loopback: push and pull at -P 4.
+S="$T/served"
+mkdir "$S"
+next_port
+bg "$T/serve.log" "$DND" serve --dir "$S" -p "$PORT" --grace 1 --key "$T/key" --json
+SPID=$BPID
+wait_listen "$PORT"
+expect_exit 0 "$DND" send -c 127.0.0.1 -p "$PORT" --key "$T/key" -P 4 --to pushed "$T/src"
+expect_out "verify: verified and authenticated"
+cmp -s "$T/src" "$S/pushed" || fail "keyed push -P 4 differs"
+expect_exit 0 "$DND" recv -c 127.0.0.1 -p "$PORT" --key "$T/key" -P 4 --from pushed "$T/pulled"
+expect_out "verify: verified and authenticated"
+cmp -s "$T/src" "$T/pulled" || fail "keyed pull -P 4 differs"
+kill -TERM "$SPID"
+wait "$SPID" || fail "serve exited $? after SIGTERM: $(cat "$T/serve.log")"
+[ "$(grep -c '"type":"serve_session".*"verdict":"verified","error":null,"tls":{"version":"TLSv1.3","cipher":"TLS_AES_128_GCM_SHA256","group":"x25519","auth":"psk",' "$T/serve.log")" = 2 ] ||
+	fail "the server's JSON log has no tls object: $(cat "$T/serve.log")"
+ok "dnd serve keyed: push and pull at -P 4, byte-exact; its JSON log shows TLS"

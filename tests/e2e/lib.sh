@@ -271,12 +271,14 @@ need_py3() {
 # freeze_transfer SRC DIR [RECV ARGS]: starts a transfer of SRC (over 100
 # MiB, so it is still running) to DIR/dst, logs in $T/r.log and $T/s.log,
 # and freezes the receiver (SIGSTOP) once data flows. Sets RPID and SPID.
+# The sender takes $SEND_ARGS too (e.g. --key FILE).
 freeze_transfer() {
 	local src=$1 dir=$2; shift 2
 	next_port
 	start_recv "$T/r.log" -b 4Ki "$@" "$dir/dst"
 	wait_listen "$PORT"
-	"$DND" send -c 127.0.0.1 -p "$PORT" "$src" >"$T/s.log" 2>&1 &
+	# shellcheck disable=SC2086
+	"$DND" send -c 127.0.0.1 -p "$PORT" ${SEND_ARGS:-} "$src" >"$T/s.log" 2>&1 &
 	SPID=$!
 	_pids+=("$SPID")
 	wait_size "$dir/.dst.dnd-*" $((4 << 20))
