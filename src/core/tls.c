@@ -501,9 +501,10 @@ ssize_t tls_read(struct dnd_tls *t, void *buf, size_t n, char *err,
 
 /*
  * A write that found the connection reset: the peer may have refused this
- * end's certificate (TLS 1.3 says so after the handshake ended here) and
- * closed on our unread bytes. Its alert is still queued before the reset:
- * read it, and report it instead of the reset when it says so.
+ * end's certificate (TLS 1.3 says so after the handshake ended here) or a
+ * record of ours that was changed on the way, and closed on our unread
+ * bytes. Its alert is still queued before the reset: read it, and report
+ * it instead of the reset when it says so.
  */
 static ssize_t tls_write_reset(struct dnd_tls *t, ssize_t r, char *err,
 			       size_t len)
@@ -517,7 +518,7 @@ static ssize_t tls_write_reset(struct dnd_tls *t, ssize_t r, char *err,
 		return r;
 	a = tls_io(t, DND_TLS_READ, &b, 1, why, sizeof(why));
 	fcntl(t->fd, F_SETFL, fl);
-	if (a != -EACCES)
+	if (a != -EACCES && a != -EBADMSG)
 		return r;
 	snprintf(err, len, "%s", why);
 	return a;
