@@ -463,6 +463,40 @@ static void test_certs(void)
 	pair_end(&p);
 }
 
+/* The server refused the client's certificate and closed on bytes the
+ * client had sent meanwhile, so its kernel reset the connection: the
+ * client's next write meets the reset and still reports the alert that
+ * was queued before it. */
+static void test_refused_write(void)
+{
+	struct dnd_tls_cfg s = { 0 }, c = { 0 };
+	struct pollfd pf = { .events = 0 };
+	char err[256] = "";
+	struct pair p;
+	ssize_t n = -1;
+	int i;
+
+	certs(&s, "good.pem");
+	certs(&c, "expired.pem");
+	run(&p, DND_END_OPEN, &s, &c);
+	pair_join(&p);
+	if (!p.rc && tls_write(p.cli, data, 1000, err, sizeof(err)) == 1000) {
+		close(p.fd[1]);
+		p.fd[1] = -1;
+		/* events 0: waits for the reset (POLLERR/POLLHUP) alone. */
+		pf.fd = p.fd[0];
+		for (i = 0; i < 100 && !(pf.revents & (POLLERR | POLLHUP));
+		     i++)
+			poll(&pf, 1, 100);
+		CHECK(pf.revents & (POLLERR | POLLHUP), "the reset came");
+		n = tls_write(p.cli, data, 1000, err, sizeof(err));
+	}
+	expect("client's write after the reset", (int)n, err, -EACCES,
+	       "authentication failed: the server refused our certificate: "
+	       "it has expired; renew --cert");
+	pair_end(&p);
+}
+
 /* A client that sends no certificate: plain OpenSSL, as dnd never is. */
 static void test_no_cert(void)
 {
@@ -642,6 +676,7 @@ int main(void)
 	test_psk();
 	test_wrong_psk();
 	test_certs();
+	test_refused_write();
 	test_no_cert();
 	test_both();
 	test_truncation();
