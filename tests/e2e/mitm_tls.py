@@ -11,13 +11,16 @@ THOST:TPORT; what it does to the client->server bytes depends on MODE:
   record FILE      passes everything; saves the bytes in FILE
   replay FILE      listens for nobody: connects to the server and sends
                    FILE's bytes (an earlier session's), then reads its answer
-  cut              drops the client's last TLS record (its close_notify) and
+  cut              drops the client's last TLS record, its close_notify, and
                    ends the TCP stream without it: after the 8-byte cleartext
                    preamble it parses TLS records (5-byte header: type,
-                   version, length) and holds the latest one back; a held
-                   record of 19 bytes (an alert under AES-GCM or
-                   ChaCha20-Poly1305: 2 bytes, the inner type, a 16-byte
-                   tag) or the client's end of stream drops it
+                   version, length) and passes each whole one until an
+                   encrypted record (type 23) of 19 bytes: an alert under
+                   AES-GCM or ChaCha20-Poly1305 (2 bytes, the inner type, a
+                   16-byte tag). That one and all after it are dropped and
+                   the server gets a FIN instead. (Holding each record back
+                   until the next one comes would stall the handshake,
+                   where the client waits on the server.)
   capture FILE     passes everything; saves both directions in FILE
 With more than one connection, record and capture write FILE.1, FILE.2...
 for the later ones, and flip and twin change each connection at OFFSET.
@@ -49,8 +52,8 @@ class Relay:
         self.deadline = deadline
         self.off = 0            # client->server bytes seen so far
         self.out = None
-        self.held = b''         # cut: the record held back, unparsed tail
-        self.tls = b''
+        self.held = b''         # cut: the alert that never goes
+        self.tls = b''          # cut: the records not yet whole
         if mode in ('record', 'capture'):
             path = args[0] + ('.%d' % idx if idx else '')
             self.out = open(path, 'wb')
@@ -83,7 +86,7 @@ class Relay:
         return data
 
     def cut(self, start, data):
-        """Passes whole records except the latest, which waits."""
+        """Passes whole records up to the client's first alert."""
         if start < PREAMBLE:
             n = min(PREAMBLE - start, len(data))
             head, data = data[:n], data[n:]
@@ -91,17 +94,19 @@ class Relay:
             head = b''
         self.tls += data
         out = []
-        while len(self.tls) >= 5:
+        while len(self.tls) >= 5 and not self.held:
             end = 5 + int.from_bytes(self.tls[3:5], 'big')
             if len(self.tls) < end:
                 break
-            out.append(self.held)
-            self.held, self.tls = self.tls[:end], self.tls[end:]
+            rec, self.tls = self.tls[:end], self.tls[end:]
+            if rec[0] == 23 and end == 5 + ALERT_LEN:
+                self.held = rec
+            else:
+                out.append(rec)
         return head + b''.join(out)
 
     def alert_held(self):
-        return (self.mode == 'cut' and not self.tls and
-                len(self.held) == 5 + ALERT_LEN)
+        return self.mode == 'cut' and bool(self.held)
 
     def run(self):
         socks = [self.cli, self.srv]
@@ -145,7 +150,6 @@ class Relay:
     def drop(self):
         """cut: the held record never goes; the server sees a FIN."""
         say('cut %d' % len(self.held))
-        self.held = b''
         try:
             self.srv.shutdown(socket.SHUT_WR)
         except OSError:
