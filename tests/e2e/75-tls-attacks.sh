@@ -91,10 +91,14 @@ rm -f "$T/d/plain"
 [ $? != 2 ] || skip "this dnd has no keyed one-shot transfer (send -c HOST --key): $(head -n1 "$T/probe.log")"
 MAC="a TLS record failed its check (bad record mac): the data was changed on the way"
 CUT="the connection was cut before TLS closed"
+# A receiver that stops at a bad record resets the connection: the sender
+# says so (flip, twin); a cut sender hears the receiver's alert instead.
+RESET="^dnd: the connection was reset after [0-9]* bytes: by the receiver"
 
 # Each attack fails on both ends (exit 1), the receiver names CAUSE, and
 # nothing is left in the landing directory: not the name, no temporary.
-# oneshot CAUSE MODE ARGS...: recv --key <- proxy <- send --key.
+# oneshot CAUSE MODE ARGS...: recv --key <- proxy <- send --key; $T/s.log
+# holds what the sender said.
 oneshot() {
 	local cause=$1
 	next_port
@@ -110,7 +114,8 @@ oneshot() {
 	no_leftovers "$T/d"
 }
 
-# served CAUSE MODE ARGS...: send --key --to NAME -> proxy -> serve --key.
+# served CAUSE MODE ARGS...: send --key --to NAME -> proxy -> serve --key;
+# the server logs the session's failure with CAUSE.
 served() {
 	local cause=$1 n
 	n=$(grep -c 'session 127.0.0.1' "$T/serve.log")
@@ -123,16 +128,20 @@ served() {
 		[ "$(grep -c 'session 127.0.0.1' "$T/serve.log")" -gt "$n" ] && break
 		sleep 0.05
 	done
-	tail -n1 "$T/serve.log" | grep -qF "$cause" || fail "$2: the server's cause: $(cat "$T/serve.log")"
+	tail -n1 "$T/serve.log" | grep -q "^dnd: session 127.0.0.1:[0-9]* push plan.bin -m rw: [0-9]* bytes in [0-9.]* s, failed: " ||
+		fail "$2: no failed session line: $(cat "$T/serve.log")"
+	tail -n1 "$T/serve.log" | grep -qF "failed: $cause" || fail "$2: the server's cause: $(cat "$T/serve.log")"
 	no_leftovers "$T/s"
 }
 
 oneshot "$MAC" flip $((O + 333))
 grep -q '^flipped' "$T/m.log" || fail "the proxy flipped nothing"
+grep -q "$RESET" "$T/s.log" || fail "flip: the sender: $(cat "$T/s.log")"
 oneshot "$MAC" twin "$O" "$T/twin"
 grep -q '^twinned' "$T/m.log" || fail "the proxy swapped nothing"
+grep -q "$RESET" "$T/s.log" || fail "twin: the sender: $(cat "$T/s.log")"
 oneshot "$CUT" cut
-grep -q '^cut' "$T/m.log" || fail "the proxy cut nothing"
+grep -q '^cut 24$' "$T/m.log" || fail "the proxy cut no close_notify: $(cat "$T/m.log")"
 ok "one-shot --key: a flipped byte, a twin block and a cut close_notify fail on both ends, nothing lands"
 
 # Replay: a clean session recorded, then its bytes sent again.
@@ -162,16 +171,19 @@ SPORT=$PORT
 bg "$T/serve.log" "$DND" serve --dir "$T/s" -p "$SPORT" --key "$T/key" --grace 1
 wait_log "$T/serve.log" "listening on .*:$SPORT" "serve did not start"
 served "$MAC" flip $((O + 333))
+grep -q '^flipped' "$T/m.log" || fail "the proxy flipped nothing"
 served "$MAC" twin "$O" "$T/twin"
+grep -q '^twinned' "$T/m.log" || fail "the proxy swapped nothing"
 served "$CUT" cut
+grep -q '^cut 24$' "$T/m.log" || fail "the proxy cut no close_notify: $(cat "$T/m.log")"
 mitm "$SPORT" record "$T/push.rec"
 expect_exit 0 "$DND" send -c 127.0.0.1 -p "$MPORT" --key "$T/key" --to plan.bin "$T/src"
 cmp -s "$T/src" "$T/s/plan.bin" || fail "recorded push landed other bytes"
 rm "$T/s/plan.bin"
-n=$(grep -c 'session 127.0.0.1' "$T/serve.log")
 timeout 60 "$PY3" "$MITM" --timeout 40 0 127.0.0.1 "$SPORT" replay "$T/push.rec" >"$T/m.log" 2>&1 ||
 	fail "replay: $(cat "$T/m.log")"
-wait_log "$T/serve.log" "session 127.0.0.1.*$MAC" "the replayed push is not refused with its cause"
+wait_log "$T/serve.log" "^dnd: session 127.0.0.1:[0-9]*: 0 bytes in [0-9.]* s, failed: $MAC" \
+	"the replayed push is not refused with its cause"
 no_leftovers "$T/s"
 ok "serve --key: flip, twin, cut and replay fail with their cause, nothing lands"
 
