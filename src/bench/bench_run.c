@@ -88,6 +88,12 @@ void bench_cell_check(const struct bench *b, struct bench_cell *c)
 	else if (!c->rcv->recv)
 		snprintf(c->why, sizeof(c->why), "%s cannot receive",
 			 c->rcv->name);
+	/* --key: TLS in user space takes the methods that bring the bytes
+	 * there (the server applies the same rule to its end). */
+	else if (b->o.key &&
+		 (method_keyed(c->snd, "-m", c->why, sizeof(c->why)) ||
+		  method_keyed(c->rcv, "-m", c->why, sizeof(c->why))))
+		;
 	else if ((!snd_here || !bench_check_side(c->snd, true, src, c->why,
 						  sizeof(c->why))) &&
 		 (!rcv_here || !bench_check_side(c->rcv, false, sink, c->why,

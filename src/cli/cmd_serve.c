@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cli/cmd_serve.h"
+#include "cli/opt_keys.h"
 #include "cli/opt_parse.h"
 #include "core/log.h"
 #include "serve/serve.h"
@@ -43,10 +44,6 @@ static const struct opt_def serve_defs[] = {
 	{ .name = "bind", .type = DND_OPT_STRING, .metavar = "ADDR",
 	  .group = "What and where", .def = "every address",
 	  .help = "listen on ADDR only", OPT_AT(C, o.bind) },
-	{ .name = "key", .type = DND_OPT_STRING, .metavar = "FILE",
-	  .group = "Who", .help = "a key file (mode 0600; at least 16 bytes) "
-	  "both ends prove with HMAC-SHA-256 challenge-response; without it "
-	  "only loopback peers are served", OPT_AT(C, o.key_file) },
 	{ .name = "new-key", .type = DND_OPT_STRING, .metavar = "FILE",
 	  .group = "Who", .help = "write a fresh key (32 random bytes as hex, "
 	  "mode 0600) to FILE and exit", OPT_AT(C, new_key) },
@@ -87,6 +84,7 @@ static const struct opt_def serve_defs[] = {
 
 static const struct opt_part serve_parts[] = {
 	{ serve_defs, 0 },
+	{ opt_keys, offsetof(C, o.keys) },
 	{ NULL, 0 },
 };
 
@@ -118,9 +116,10 @@ static const struct opt_cmd serve_cmd = {
 		 "'dnd recv' reads DIR/NAME (see their options under 'With "
 		 "dnd serve'). Each transfer runs in its own process; one log "
 		 "line per transfer on stderr.",
-	.notes = "Both ends prove the key; the trailer and the reply (count "
-		 "and hash) are authenticated; the data itself travels in "
-		 "clear.\nNames are resolved beneath DIR by the kernel "
+	.notes = "With --key (or --cert, --cert-key, --ca) every connection "
+		 "is TLS 1.3: both ends authenticate, and no one on the path "
+		 "can read or change a byte. Without, only loopback peers are "
+		 "served, in clear text.\nNames are resolved beneath DIR by the kernel "
 		 "(openat2: no '..', no symlinks); no directory is created.\n"
 		 "Exit: 0 stopped by a signal (or key written), 1 cannot "
 		 "serve, 2 usage error.",

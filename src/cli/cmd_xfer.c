@@ -9,10 +9,12 @@
 #include <string.h>
 
 #include "cli/cmd_xfer.h"
+#include "cli/opt_keys.h"
 #include "cli/opt_parse.h"
 #include "core/land.h"
 #include "core/log.h"
 #include "core/proto.h"
+#include "serve/key.h"
 #include "serve/serve_client.h"
 #include "xfer/method.h"
 #include "xfer/session.h"
@@ -21,7 +23,8 @@
  * end (--to, --from). */
 struct xfer_cli {
 	struct session_opts o;
-	const char *to, *from, *key, *peer_name;
+	const char *to, *from, *peer_name;
+	struct dnd_keyfiles keys;
 	const struct dnd_method *peer_m;
 	unsigned int peer_end;		/* enum serve_end; 0: --to/--from */
 	uint64_t peer_size;		/* a pull from a special end */
@@ -168,9 +171,6 @@ static const struct opt_def xfer_serve_opts[] = {
 	  .help = "pull: the server sends DIR/NAME, landed here as FILE",
 	  .misuse = "--from is for recv; send pushes with --to NAME",
 	  OPT_AT(X, from) },
-	{ .name = "key", .type = DND_OPT_STRING, .group = "With dnd serve",
-	  .metavar = "FILE", .help = "the server's key file (mode 0600); "
-	  "without it only a server on loopback answers", OPT_AT(X, key) },
 	{ .name = "peer-method", .type = DND_OPT_STRING,
 	  .group = "With dnd serve", .metavar = "NAME", .def = "rw",
 	  .help = "the method the server uses for its end (any of -m's that "
@@ -190,6 +190,7 @@ static const struct opt_def xfer_serve_opts[] = {
 
 static const struct opt_part xfer_parts[] = {
 	{ xfer_opts, 0 },
+	{ opt_keys, offsetof(X, keys) },
 	{ xfer_serve_opts, 0 },
 	{ NULL, 0 },
 };
@@ -252,9 +253,9 @@ static void xfer_check_serve(struct opt_state *st, struct xfer_cli *x)
 		log_err("--to: %s", why);
 		st->bad++;
 	}
-	if (!served && (x->key || opt_given(st, "peer-method"))) {
-		log_err("--key and --peer-method are for a transfer with dnd "
-			"serve: add --to NAME (send) or --from NAME (recv)");
+	if (!served && opt_given(st, "peer-method")) {
+		log_err("--peer-method is for a transfer with dnd serve: add "
+			"--to NAME (send) or --from NAME (recv)");
 		st->bad++;
 	}
 	if (served && (o->raw || o->resume || o->bind)) {
@@ -282,6 +283,7 @@ static void xfer_check(struct opt_state *st, void *obj)
 	const struct opt_cmd *c = st->cmd;
 	unsigned int role = c->roles != BOTH ? c->roles :
 			    o->host ? DND_ROLE_SEND : DND_ROLE_RECV;
+	char why[320];
 
 	o->sender = role == DND_ROLE_SEND;
 	o->has_limit = opt_given(st, "limit");
@@ -339,6 +341,17 @@ static void xfer_check(struct opt_state *st, void *obj)
 			"the framing to know where the file ends" : "--sync "
 			"stream: O_DIRECT leaves no page cache to write back; "
 			"the writes reach the device as they go");
+		st->bad++;
+	}
+	if (key_files_given(&x->keys) && o->raw) {
+		log_err("--raw cannot go with --key: TLS has the framing; "
+			"drop --raw");
+		st->bad++;
+	}
+	if (key_files_given(&x->keys) && o->m &&
+	    (o->sender ? o->m->send : o->m->recv) &&
+	    method_keyed(o->m, "-m", why, sizeof(why))) {
+		log_err("%s", why);
 		st->bad++;
 	}
 	if (o->m && (o->sender ? !o->m->send : !o->m->recv)) {
@@ -413,27 +426,20 @@ static void xfer_defaults(struct xfer_cli *x)
 	o->streams = 1;
 }
 
-/* A transfer with dnd serve on the far end: the key, then the session. */
+/* A transfer with dnd serve on the far end. */
 static int xfer_served(struct xfer_cli *x)
 {
 	static struct serve_client c;
-	static struct dnd_key key;
 	struct session_link l;
 	const char *name = x->to ? x->to : x->from ? x->from : "";
-	char why[320];
-	int r;
 
-	if (x->key && key_load(x->key, &key, why, sizeof(why))) {
-		log_err("%s", why);
-		return 2;
-	}
 	c = (struct serve_client){
 		.host = x->o.host,
 		.port = x->o.port,
 		.window = x->o.window,
 		.connect_timeout = x->o.connect_timeout,
 		.timeout = x->o.timeout,
-		.key = x->key ? &key : NULL,
+		.tls = x->o.tls,
 		.p = {
 			.op = x->o.sender ? SERVE_PUSH : SERVE_PULL,
 			.flags = (x->o.verify ? SERVE_PF_VERIFY : 0) |
@@ -449,9 +455,7 @@ static int xfer_served(struct xfer_cli *x)
 	snprintf(c.p.name, sizeof(c.p.name), "%s", name);
 	serve_client_link(&c, &l);
 	x->o.link = &l;
-	r = session_run(&x->o);
-	key_wipe(&key);
-	return r;
+	return session_run(&x->o);
 }
 
 static int xfer_main(const struct opt_cmd *c, int argc, char **argv)
@@ -460,12 +464,24 @@ static int xfer_main(const struct opt_cmd *c, int argc, char **argv)
 	struct opt_state st;
 	int r;
 
+	static struct dnd_key key;
+	struct dnd_tls_cfg tls;
+	char why[320];
+
 	xfer_defaults(&x);
 	r = opt_parse(c, &x, argc, argv, &st);
 	if (r >= 0)
 		return r;
-	return x.to || x.from || x.peer_end ? xfer_served(&x) :
-	       session_run(&x.o);
+	if (key_files_given(&x.keys)) {
+		if (key_tls_cfg(&x.keys, &key, &tls, why, sizeof(why))) {
+			log_err("%s", why);
+			return 2;
+		}
+		x.o.tls = &tls;
+	}
+	r = x.to || x.from || x.peer_end ? xfer_served(&x) : session_run(&x.o);
+	key_wipe(&key);
+	return r;
 }
 
 int cmd_send(int argc, char **argv)

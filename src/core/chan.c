@@ -2,6 +2,7 @@
 /* Sockets whose bytes go through TLS in user space (chan.h). */
 #include <errno.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "core/chan.h"
 #include "core/tls.h"
@@ -28,10 +29,16 @@ int chan_attach(int fd, struct dnd_tls *t)
 		return -EBADF;
 	if (fd >= DND_CHAN_MAX)
 		return -EMFILE;
-	if (!chan_tab) {
-		chan_tab = calloc(DND_CHAN_MAX, sizeof(*chan_tab));
-		if (!chan_tab)
+	if (!__atomic_load_n(&chan_tab, __ATOMIC_ACQUIRE)) {
+		struct chan *tab = calloc(DND_CHAN_MAX, sizeof(*tab)), *none = NULL;
+
+		if (!tab)
 			return -ENOMEM;
+		/* Two threads' first attaches: one table wins. */
+		if (!__atomic_compare_exchange_n(&chan_tab, &none, tab, false,
+						 __ATOMIC_ACQ_REL,
+						 __ATOMIC_ACQUIRE))
+			free(tab);
 	}
 	chan_tab[fd].tls = t;
 	chan_tab[fd].err[0] = '\0';
@@ -80,4 +87,17 @@ ssize_t chan_write(int fd, const void *buf, size_t n)
 	if (!c)
 		return -EBADF;
 	return tls_write(c->tls, buf, n, c->err, sizeof(c->err));
+}
+
+int chan_close_notify(int fd)
+{
+	struct chan *c = chan_of(fd);
+
+	return c ? tls_close_notify(c->tls, c->err, sizeof(c->err)) : 0;
+}
+
+void chan_close(int fd)
+{
+	tls_free(chan_detach(fd));
+	close(fd);
 }

@@ -40,4 +40,11 @@ const char *chan_err(int fd);
 ssize_t chan_read(int fd, void *buf, size_t n);
 ssize_t chan_write(int fd, const void *buf, size_t n);
 
+/* Sends fd's close_notify, not waiting for the peer's (tls_close_notify).
+ * 0, or -errno with chan_err(fd) set; 0 on a plain socket. */
+int chan_close_notify(int fd);
+
+/* Frees fd's session, if any, and closes fd. */
+void chan_close(int fd);
+
 #endif

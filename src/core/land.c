@@ -252,6 +252,12 @@ static int land_sync_dir(const struct dnd_land *l)
 	return r;
 }
 
+/* The target as messages name it. */
+static const char *land_shown(const struct dnd_land *l)
+{
+	return l->label ? l->label : l->target;
+}
+
 int land_commit(struct dnd_land *l, uint64_t size, char *err, size_t len)
 {
 	struct stat st;
@@ -279,7 +285,7 @@ int land_commit(struct dnd_land *l, uint64_t size, char *err, size_t len)
 		/* The file is there and verified; only its durability
 		 * across a crash is in doubt. */
 		snprintf(err, len, "landed %s, but fsync of its directory "
-			 "failed: %s", l->target, strerror(-r));
+			 "failed: %s", land_shown(l), strerror(-r));
 		land_free(l);
 		return r;
 	}
@@ -289,9 +295,10 @@ fail:
 	r = -errno;
 	if (r == -EEXIST && !l->replaces)
 		snprintf(err, len, "%s appeared during the transfer (another "
-			 "one landed it?); use -t to replace it", l->target);
+			 "one landed it?); use -t to replace it",
+			 land_shown(l));
 	else
-		snprintf(err, len, "cannot land %s: %s", l->target,
+		snprintf(err, len, "cannot land %s: %s", land_shown(l),
 			 strerror(-r));
 	return r;
 }
@@ -519,7 +526,7 @@ int land_keep(struct dnd_land *l, uint64_t ident, uint64_t length,
 	 * race to the rename): a partial of it would only be stale. */
 	if (!r && !l->replaces && lstat(l->target, &st) == 0) {
 		snprintf(err, len, "%s was landed by another transfer; "
-			 "nothing kept for --resume", l->target);
+			 "nothing kept for --resume", land_shown(l));
 		r = -EEXIST;
 		goto out;
 	}

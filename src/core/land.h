@@ -35,6 +35,8 @@
 
 struct dnd_land {
 	char *target;
+	const char *label;	/* target as messages name it (NULL: target);
+				 * dnd serve's client knows no server path */
 	char *tmp;		/* NULL when writing in place */
 	int fd;			/* -1 when closed */
 	bool in_place;		/* -o */

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/be.h"
 #include "core/chan.h"
 #include "core/io.h"
 #include "core/net.h"
@@ -23,54 +24,16 @@ static const char magic_report[4] = { 'D', 'N', 'D', 'Q' };
 static const char magic_port[4] = { 'D', 'N', 'D', 'S' };
 static const char magic_reason[4] = { 'D', 'N', 'D', 'E' };
 
-static void put16(uint8_t *p, uint16_t v)
-{
-	p[0] = (uint8_t)(v >> 8);
-	p[1] = (uint8_t)v;
-}
-
-static void put64(uint8_t *p, uint64_t v)
-{
-	int i;
-
-	for (i = 0; i < 8; i++)
-		p[i] = (uint8_t)(v >> (56 - 8 * i));
-}
-
-static uint16_t get16(const uint8_t *p)
-{
-	return (uint16_t)((p[0] << 8) | p[1]);
-}
-
-static uint64_t get64(const uint8_t *p)
-{
-	uint64_t v = 0;
-	int i;
-
-	for (i = 0; i < 8; i++)
-		v = (v << 8) | p[i];
-	return v;
-}
-
-/* Reserved bytes must be zero, so a later version can give them meaning. */
-static bool proto_zeros(const uint8_t *p, size_t n)
-{
-	while (n--)
-		if (*p++)
-			return false;
-	return true;
-}
-
 void proto_put_hdr(uint8_t out[DND_HDR_LEN], const struct dnd_hdr *h)
 {
 	memset(out, 0, DND_HDR_LEN);
 	memcpy(out, magic_hdr, 4);
-	put16(out + 4, h->version);
-	put16(out + 6, h->flags);
-	put64(out + 8, h->length);
-	put64(out + 16, h->xfer_id);
-	put64(out + 24, h->ident);
-	put16(out + 32, h->streams);
+	be_put16(out + 4, h->version);
+	be_put16(out + 6, h->flags);
+	be_put64(out + 8, h->length);
+	be_put64(out + 16, h->xfer_id);
+	be_put64(out + 24, h->ident);
+	be_put16(out + 32, h->streams);
 }
 
 int proto_get_hdr(const uint8_t in[DND_HDR_LEN], struct dnd_hdr *h, char *why,
@@ -82,12 +45,12 @@ int proto_get_hdr(const uint8_t in[DND_HDR_LEN], struct dnd_hdr *h, char *why,
 			 in[0], in[1], in[2], in[3]);
 		return -EBADMSG;
 	}
-	h->version = get16(in + 4);
-	h->flags = get16(in + 6);
-	h->length = get64(in + 8);
-	h->xfer_id = get64(in + 16);
-	h->ident = get64(in + 24);
-	h->streams = get16(in + 32);
+	h->version = be_get16(in + 4);
+	h->flags = be_get16(in + 6);
+	h->length = be_get64(in + 8);
+	h->xfer_id = be_get64(in + 16);
+	h->ident = be_get64(in + 24);
+	h->streams = be_get16(in + 32);
 	if (h->version != DND_PROTO_VERSION) {
 		snprintf(why, len, "protocol version %u, this dnd speaks %u",
 			 h->version, DND_PROTO_VERSION);
@@ -108,7 +71,7 @@ int proto_get_hdr(const uint8_t in[DND_HDR_LEN], struct dnd_hdr *h, char *why,
 		snprintf(why, len, "impossible stream count %u", h->streams);
 		return -EBADMSG;
 	}
-	if (!proto_zeros(in + 34, DND_HDR_LEN - 34)) {
+	if (!be_zeros(in + 34, DND_HDR_LEN - 34)) {
 		snprintf(why, len, "reserved header bytes are not zero");
 		return -EBADMSG;
 	}
@@ -118,19 +81,19 @@ int proto_get_hdr(const uint8_t in[DND_HDR_LEN], struct dnd_hdr *h, char *why,
 void proto_put_accept(uint8_t out[DND_MSG_LEN], const struct dnd_accept *a)
 {
 	memcpy(out, magic_acc, 4);
-	put16(out + 4, a->status);
-	put16(out + 6, a->flags);
-	put64(out + 8, a->resume_from);
-	put64(out + 16, a->prefix_hash);
+	be_put16(out + 4, a->status);
+	be_put16(out + 6, a->flags);
+	be_put64(out + 8, a->resume_from);
+	be_put64(out + 16, a->prefix_hash);
 }
 
 int proto_get_accept(const uint8_t in[DND_MSG_LEN], struct dnd_accept *a,
 		     char *why, unsigned int len)
 {
-	a->status = get16(in + 4);
-	a->flags = get16(in + 6);
-	a->resume_from = get64(in + 8);
-	a->prefix_hash = get64(in + 16);
+	a->status = be_get16(in + 4);
+	a->flags = be_get16(in + 6);
+	a->resume_from = be_get64(in + 8);
+	a->prefix_hash = be_get64(in + 16);
 	if (memcmp(in, magic_acc, 4) || a->status > DND_ST_MAX ||
 	    a->flags & ~(DND_AF_RESUME | DND_AF_VERIFY) ||
 	    a->resume_from > DND_LEN_MAX ||
@@ -145,19 +108,19 @@ void proto_put_plan(uint8_t out[DND_MSG_LEN], const struct dnd_plan *p)
 {
 	memset(out, 0, DND_MSG_LEN);
 	memcpy(out, magic_plan, 4);
-	put16(out + 6, p->flags);
-	put64(out + 8, p->start);
+	be_put16(out + 6, p->flags);
+	be_put64(out + 8, p->start);
 }
 
 int proto_get_plan(const uint8_t in[DND_MSG_LEN], struct dnd_plan *p,
 		   char *why, unsigned int len)
 {
-	p->flags = get16(in + 6);
-	p->start = get64(in + 8);
-	if (memcmp(in, magic_plan, 4) || get16(in + 4) ||
+	p->flags = be_get16(in + 6);
+	p->start = be_get64(in + 8);
+	if (memcmp(in, magic_plan, 4) || be_get16(in + 4) ||
 	    p->flags & ~(DND_PF_MISMATCH | DND_PF_ACKNOW) ||
 	    p->start > DND_LEN_MAX ||
-	    !proto_zeros(in + 16, 8)) {
+	    !be_zeros(in + 16, 8)) {
 		snprintf(why, len, "malformed plan message");
 		return -EBADMSG;
 	}
@@ -167,21 +130,21 @@ int proto_get_plan(const uint8_t in[DND_MSG_LEN], struct dnd_plan *p,
 void proto_put_join(uint8_t out[DND_JOIN_LEN], const struct dnd_join *j)
 {
 	memcpy(out, magic_join, 4);
-	put16(out + 4, j->index);
-	put16(out + 6, j->streams);
-	put64(out + 8, j->xfer_id);
-	put64(out + 16, j->offset);
-	put64(out + 24, j->len);
+	be_put16(out + 4, j->index);
+	be_put16(out + 6, j->streams);
+	be_put64(out + 8, j->xfer_id);
+	be_put64(out + 16, j->offset);
+	be_put64(out + 24, j->len);
 }
 
 int proto_get_join(const uint8_t in[DND_JOIN_LEN], struct dnd_join *j,
 		   char *why, unsigned int len)
 {
-	j->index = get16(in + 4);
-	j->streams = get16(in + 6);
-	j->xfer_id = get64(in + 8);
-	j->offset = get64(in + 16);
-	j->len = get64(in + 24);
+	j->index = be_get16(in + 4);
+	j->streams = be_get16(in + 6);
+	j->xfer_id = be_get64(in + 8);
+	j->offset = be_get64(in + 16);
+	j->len = be_get64(in + 24);
 	if (memcmp(in, magic_join, 4) || !j->streams ||
 	    j->streams > DND_STREAMS_MAX || j->index >= j->streams ||
 	    j->offset > DND_LEN_MAX || j->len > DND_LEN_MAX - j->offset) {
@@ -194,14 +157,14 @@ int proto_get_join(const uint8_t in[DND_JOIN_LEN], struct dnd_join *j,
 void proto_put_port(uint8_t out[DND_PORT_LEN], uint16_t port)
 {
 	memcpy(out, magic_port, 4);
-	put16(out + 4, port);
-	put16(out + 6, 0);
+	be_put16(out + 4, port);
+	be_put16(out + 6, 0);
 }
 
 int proto_get_port(const uint8_t in[DND_PORT_LEN], uint16_t *port)
 {
-	*port = get16(in + 4);
-	if (memcmp(in, magic_port, 4) || get16(in + 6) || !*port)
+	*port = be_get16(in + 4);
+	if (memcmp(in, magic_port, 4) || be_get16(in + 6) || !*port)
 		return -EBADMSG;
 	return 0;
 }
@@ -210,10 +173,10 @@ void proto_put_end(uint8_t out[DND_MSG_LEN], bool trailer,
 		   const struct dnd_end *e)
 {
 	memcpy(out, trailer ? magic_trl : magic_rep, 4);
-	put16(out + 4, e->status);
-	put16(out + 6, e->flags);
-	put64(out + 8, e->bytes);
-	put64(out + 16, e->hash);
+	be_put16(out + 4, e->status);
+	be_put16(out + 6, e->flags);
+	be_put64(out + 8, e->bytes);
+	be_put64(out + 16, e->hash);
 }
 
 int proto_get_end(const uint8_t in[DND_MSG_LEN], bool trailer,
@@ -223,10 +186,10 @@ int proto_get_end(const uint8_t in[DND_MSG_LEN], bool trailer,
 		snprintf(why, len, "bad %s magic", trailer ? "trailer" : "reply");
 		return -EBADMSG;
 	}
-	e->status = get16(in + 4);
-	e->flags = get16(in + 6);
-	e->bytes = get64(in + 8);
-	e->hash = get64(in + 16);
+	e->status = be_get16(in + 4);
+	e->flags = be_get16(in + 6);
+	e->bytes = be_get64(in + 8);
+	e->hash = be_get64(in + 16);
 	/* Status is the receiver's word: a trailer has none but the
 	 * sender's own failure. */
 	if (e->flags & ~DND_TF_HASH || e->status > DND_ST_MAX ||
@@ -249,8 +212,8 @@ size_t proto_put_reason(uint8_t out[DND_REASON_HEAD_LEN + DND_REASON_MAX],
 	size_t n = strnlen(text, DND_REASON_MAX), i;
 
 	memcpy(out, magic_reason, 4);
-	put16(out + 4, (uint16_t)n);
-	put16(out + 6, 0);
+	be_put16(out + 4, (uint16_t)n);
+	be_put16(out + 6, 0);
 	for (i = 0; i < n; i++)
 		out[DND_REASON_HEAD_LEN + i] = proto_printable((uint8_t)text[i]) ?
 					       (uint8_t)text[i] : '?';
@@ -260,8 +223,8 @@ size_t proto_put_reason(uint8_t out[DND_REASON_HEAD_LEN + DND_REASON_MAX],
 int proto_get_reason_len(const uint8_t in[DND_REASON_HEAD_LEN], size_t *n,
 			 char *why, unsigned int len)
 {
-	*n = get16(in + 4);
-	if (memcmp(in, magic_reason, 4) || get16(in + 6) ||
+	*n = be_get16(in + 4);
+	if (memcmp(in, magic_reason, 4) || be_get16(in + 6) ||
 	    *n > DND_REASON_MAX) {
 		snprintf(why, len, "malformed reason");
 		return -EBADMSG;
@@ -302,12 +265,12 @@ size_t proto_put_reply(uint8_t out[DND_ANSWER_MAX], const struct dnd_end *e)
 
 void proto_put_seg(uint8_t out[DND_SEG_HDR_LEN], uint64_t n)
 {
-	put64(out, n);
+	be_put64(out, n);
 }
 
 int proto_get_seg(const uint8_t in[DND_SEG_HDR_LEN], uint64_t *n)
 {
-	*n = get64(in);
+	*n = be_get64(in);
 	return *n > DND_SEG_MAX ? -EBADMSG : 0;
 }
 
@@ -367,7 +330,7 @@ int proto_recv_hdr(int sock, struct dnd_hdr *h, char *why, size_t len)
 	uint8_t b[DND_HDR_LEN] = { 0 };
 	int r = net_recv_all(sock, b, 8);
 
-	if (!r && (memcmp(b, magic_hdr, 4) || get16(b + 4) != DND_PROTO_VERSION))
+	if (!r && (memcmp(b, magic_hdr, 4) || be_get16(b + 4) != DND_PROTO_VERSION))
 		return proto_get_hdr(b, h, why, (unsigned int)len);
 	if (!r)
 		r = net_recv_all(sock, b + 8, sizeof(b) - 8);
@@ -489,27 +452,6 @@ int proto_recv_eof(int sock)
 	return r ? -EBADMSG : 0;
 }
 
-int proto_send_tag(int sock, const uint8_t tag[DND_TAG_LEN])
-{
-	return net_send_all(sock, tag, DND_TAG_LEN);
-}
-
-int proto_recv_tag(int sock, uint8_t tag[DND_TAG_LEN])
-{
-	return net_recv_all(sock, tag, DND_TAG_LEN);
-}
-
-static void put32(uint8_t *p, uint32_t v)
-{
-	put16(p, (uint16_t)(v >> 16));
-	put16(p + 2, (uint16_t)v);
-}
-
-static uint32_t get32(const uint8_t *p)
-{
-	return (uint32_t)get16(p) << 16 | get16(p + 2);
-}
-
 size_t proto_put_report(uint8_t *out, size_t cap, const char *json,
 			size_t jlen, const char *text, size_t tlen)
 {
@@ -517,9 +459,9 @@ size_t proto_put_report(uint8_t *out, size_t cap, const char *json,
 	    cap < DND_REPORT_HEAD_LEN + jlen + tlen)
 		return 0;
 	memcpy(out, magic_report, 4);
-	put32(out + 4, (uint32_t)jlen);
-	put32(out + 8, (uint32_t)tlen);
-	put32(out + 12, 0);
+	be_put32(out + 4, (uint32_t)jlen);
+	be_put32(out + 8, (uint32_t)tlen);
+	be_put32(out + 12, 0);
 	memcpy(out + DND_REPORT_HEAD_LEN, json, jlen);
 	memcpy(out + DND_REPORT_HEAD_LEN + jlen, text, tlen);
 	return DND_REPORT_HEAD_LEN + jlen + tlen;
@@ -532,9 +474,9 @@ int proto_recv_report(int sock, uint8_t *buf, size_t cap, size_t *len,
 
 	if (r)
 		return r;
-	*jlen = get32(buf + 4);
-	*tlen = get32(buf + 8);
-	if (memcmp(buf, magic_report, 4) || get32(buf + 12) ||
+	*jlen = be_get32(buf + 4);
+	*tlen = be_get32(buf + 8);
+	if (memcmp(buf, magic_report, 4) || be_get32(buf + 12) ||
 	    *jlen > DND_REPORT_MAX || *tlen > DND_REPORT_MAX ||
 	    cap < DND_REPORT_HEAD_LEN + *jlen + *tlen) {
 		snprintf(why, whylen, "malformed report");

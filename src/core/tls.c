@@ -534,6 +534,17 @@ int tls_shutdown(struct dnd_tls *t, double deadline, char *err, size_t len)
 	return r;
 }
 
+int tls_close_notify(struct dnd_tls *t, char *err, size_t len)
+{
+	int e;
+
+	ERR_clear_error();
+	errno = 0;
+	e = SSL_shutdown(t->ssl);
+	return e < 0 ? tls_err_map(&t->why, SSL_get_error(t->ssl, e), errno,
+				   err, len) : 0;
+}
+
 void tls_free(struct dnd_tls *t)
 {
 	if (!t)

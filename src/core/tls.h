@@ -65,6 +65,13 @@ ssize_t tls_write(struct dnd_tls *t, const void *buf, size_t n, char *err,
  */
 int tls_shutdown(struct dnd_tls *t, double deadline, char *err, size_t len);
 
+/*
+ * Sends this end's close_notify and returns without waiting for the
+ * peer's: a half close, after which tls_read() still works. 0 or as
+ * tls_write().
+ */
+int tls_close_notify(struct dnd_tls *t, char *err, size_t len);
+
 /* Frees the session; NULL is fine; fd stays open. */
 void tls_free(struct dnd_tls *t);
 

@@ -97,6 +97,11 @@ static int tls_err_reason(const struct tls_why *w, int reason, char *err,
 			 "a TLS record failed its check (bad record mac): the "
 			 "data was changed on the way");
 		return -EBADMSG;
+	case SSL_R_SSLV3_ALERT_BAD_RECORD_MAC:
+		snprintf(err, len,
+			 "a TLS record failed the peer's check (bad record "
+			 "mac): the data was changed on the way");
+		return -EBADMSG;
 	}
 	return 0;
 }

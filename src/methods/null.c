@@ -42,6 +42,7 @@ static void null_teardown(struct dnd_xfer *x)
 
 const struct dnd_method method_null = {
 	.name = "null",
+	.flags = DND_M_USERSOCK,
 	.recv_help = "recv(MSG_TRUNC): discard without copying (sink /dev/null)",
 	.check = null_check,
 	.setup = null_setup,

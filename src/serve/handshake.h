@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * dnd serve's handshake over a connected blocking socket: both ends prove
- * the pre-shared key over fresh nonces and the session's parameters, then
- * the server accepts or refuses the session. Every read and write ends by a
- * deadline; the server reads exactly the handshake's bytes and no more.
+ * dnd serve's handshake over a connected blocking socket (wire.h): the
+ * preambles, TLS 1.3 with a key (hello.h), then the client's request and
+ * the server's verdict, inside TLS with a key. Every read and write ends
+ * by a deadline; the server reads exactly the handshake's bytes.
  */
 #ifndef DND_HANDSHAKE_H
 #define DND_HANDSHAKE_H
@@ -13,66 +13,45 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "serve/auth.h"
-#include "serve/key.h"
+#include "core/hello.h"
+#include "core/wire.h"
 
-#define DND_HS_TIMEOUT	5.0	/* seconds a whole handshake may take */
+#define DND_HS_TIMEOUT	DND_HELLO_TIMEOUT
 
 /* One end's settings for a handshake. */
 struct dnd_hs_cfg {
-	enum dnd_auth_mode mode;
-	const struct dnd_key *key;	/* DND_AUTH_KEY only */
-	uint16_t version;		/* DND_AUTH_VERSION (tests vary it) */
+	const struct dnd_tls_cfg *tls;	/* NULL: keyless (loopback only) */
+	uint16_t version;		/* DND_WIRE_VERSION (tests vary it) */
 	double deadline;		/* stats_now() seconds: the end of it */
 };
 
 /*
- * Receives exactly n bytes from fd by the deadline (stats_now() seconds).
- * Returns 0; -ETIMEDOUT; -ENODATA when the peer closed first; -EINTR once
- * io_stop_signal is set; or -errno. Works on blocking sockets (poll, then
- * a non-blocking recv) and never reads past the n bytes.
- */
-int hs_recv_by(int fd, void *buf, size_t n, double deadline);
-
-/* Sends exactly n bytes by the deadline; 0, -ETIMEDOUT, -EINTR or -errno
- * (-EPIPE, never SIGPIPE). */
-int hs_send_by(int fd, const void *buf, size_t n, double deadline);
-
-/*
- * The client's side: sends HELLO with params (params_len <=
- * DND_AUTH_PARAMS_MAX), checks the server's proof, sends its own, and
- * waits for the server's VERDICT. Returns 0 when the server accepted, with
- * a set up for auth_mac(); else a negative errno with why:
- *   -EACCES  the server's proof failed: why is exactly
- *            "authentication failed"; or one end has a key and the other
- *            none (why says which);
+ * The client's side: the opening, then the request with params
+ * (params_len <= DND_WIRE_PARAMS_MAX), then the server's verdict. Returns
+ * 0 when the server accepted (fd keyed when cfg->tls); else -errno, why:
+ *   -EACCES  authentication failed (TLS's sentence), or one end has a key
+ *            and the other none (why says which);
  *   -EPROTO  the versions differ (why names both);
  *   -EPERM   the server refused the session: "server refused: REASON",
  *            and *status holds its code (status may be NULL);
  *   -EBADMSG, -ETIMEDOUT, -ENODATA, -errno: malformed or lost handshake.
- * Blocks until cfg->deadline at the latest.
  */
 int hs_client(int fd, const struct dnd_hs_cfg *cfg, const void *params,
-	      size_t params_len, struct dnd_auth *a, uint16_t *status,
-	      char *why, size_t len);
+	      size_t params_len, uint16_t *status, char *why, size_t len);
 
 /*
- * The server's side, up to the client's proof. Returns 0 when the client
- * proved the key (or, keyless, when the peer is on loopback), with a->params
- * holding the client's parameters; the caller checks them and must then
- * answer with hs_verdict(). On failure why says why for the server's log;
- * the peer is told only what the handshake shows it (a version, a mode),
- * and not one byte past the handshake has been read. Errors as hs_client's,
- * plus -EACCES for a keyless server reached from outside loopback.
+ * The server's side, up to the request: 0 with the client's params in
+ * params (DND_WIRE_PARAMS_MAX bytes of room) and *params_len; the caller
+ * checks them and answers with hs_verdict(). A keyless server serves only
+ * peers on loopback (-EACCES). Errors as hs_client's; why is for the log.
  */
-int hs_server(int fd, const struct dnd_hs_cfg *cfg, struct dnd_auth *a,
-	      char *why, size_t len);
+int hs_server(int fd, const struct dnd_hs_cfg *cfg, uint8_t *params,
+	      size_t *params_len, char *why, size_t len);
 
-/* Sends VERDICT: status 0 accepts the session, anything else refuses it
- * with reason (printable ASCII, cut at DND_AUTH_REASON_MAX bytes).
- * Returns 0 or -errno with why. */
-int hs_verdict(int fd, const struct dnd_auth *a, uint16_t status,
-	       const char *reason, double deadline, char *why, size_t len);
+/* Sends the verdict: status 0 accepts, anything else refuses with reason.
+ * 0 or -errno with why. */
+int hs_verdict(int fd, uint16_t status, const char *reason, double deadline,
+	       char *why, size_t len);
 
 /* True for 127.0.0.0/8, ::1, ::ffff:127.0.0.0/104 and AF_UNIX addresses. */
 bool hs_addr_loopback(const struct sockaddr *sa, socklen_t sl);

@@ -208,3 +208,34 @@ int key_new(const char *path, char *why, size_t len)
 		key_sync_dir(path);
 	return err;
 }
+
+bool key_files_given(const struct dnd_keyfiles *f)
+{
+	return f->key || f->cert || f->cert_key || f->ca;
+}
+
+int key_tls_cfg(const struct dnd_keyfiles *f, struct dnd_key *k,
+		struct dnd_tls_cfg *cfg, char *why, size_t len)
+{
+	int n = !!f->cert + !!f->cert_key + !!f->ca, r;
+
+	memset(cfg, 0, sizeof(*cfg));
+	if (n && n < 3) {
+		snprintf(why, len, "certificates need --cert FILE, --cert-key "
+			 "FILE and --ca FILE together; %s is missing",
+			 !f->cert ? "--cert" : !f->cert_key ? "--cert-key" :
+			 "--ca");
+		return -EINVAL;
+	}
+	if (f->key) {
+		r = key_load(f->key, k, why, len);
+		if (r)
+			return r;
+		cfg->psk = k->bytes;
+		cfg->psk_len = k->len;
+	}
+	cfg->cert = f->cert;
+	cfg->cert_key = f->cert_key;
+	cfg->ca = f->ca;
+	return 0;
+}

@@ -1,13 +1,17 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * dnd serve's pre-shared key file: loading it (only when no one but its
- * owner can read it) and making a fresh one (--new-key).
+ * The pre-shared key file: loading it (only when no one but its owner can
+ * read it), making a fresh one (--new-key), and with the certificate files
+ * the TLS settings of a keyed end (dnd serve, send, recv).
  */
 #ifndef DND_KEY_H
 #define DND_KEY_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include "core/tls.h"
 
 #define DND_KEY_MIN	16	/* a shorter secret is refused */
 #define DND_KEY_MAX	1024	/* a longer key file is refused */
@@ -39,5 +43,23 @@ int key_new(const char *path, char *why, size_t len);
 
 /* Zeroes the secret in a way the compiler cannot drop. */
 void key_wipe(struct dnd_key *k);
+
+/* What authenticates a keyed end: --key, --cert, --cert-key, --ca. */
+struct dnd_keyfiles {
+	const char *key;	/* the key file: the external PSK */
+	const char *cert, *cert_key, *ca;	/* mutual TLS */
+};
+
+/* True when any of them is given: the end runs keyed (TLS 1.3). */
+bool key_files_given(const struct dnd_keyfiles *f);
+
+/*
+ * Loads f->key into k (key_load) and fills cfg for tls_open() with it and
+ * the certificate files (read by tls_open()). Returns 0; -EINVAL when
+ * --cert, --cert-key and --ca are not all given together; or key_load's
+ * error. why says which.
+ */
+int key_tls_cfg(const struct dnd_keyfiles *f, struct dnd_key *k,
+		struct dnd_tls_cfg *cfg, char *why, size_t len);
 
 #endif

@@ -541,9 +541,10 @@ static int serve_setup(struct server *sv)
 		net_addr_str((struct sockaddr *)&ss, sl, at, sizeof(at));
 		log_err("listening on %s", at);
 	}
-	if (!o->key_file)
-		log_err("no --key: only loopback peers are served (the data "
-			"travels in clear either way)");
+	if (!sv->ctx.keyed)
+		log_err("no --key: only loopback peers are served, in clear "
+			"text (with --key or --cert every connection is TLS "
+			"1.3)");
 	if (o->has_metrics) {
 		sv->metrics = metrics_start(o->metrics.host[0] ?
 					    o->metrics.host : NULL,
@@ -570,8 +571,9 @@ int serve_run(const struct serve_opts *o)
 		log_err("cannot serve %s: %s", o->dir, why);
 		return 2;
 	}
-	if (o->key_file && key_load(o->key_file, &sv.ctx.key, why,
-				    sizeof(why))) {
+	sv.ctx.keyed = key_files_given(&o->keys);
+	if (key_tls_cfg(&o->keys, &sv.ctx.key, &sv.ctx.tls, why,
+			sizeof(why))) {
 		log_err("%s", why);
 		confine_close(&sv.ctx.dir);
 		return 2;

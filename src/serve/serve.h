@@ -27,7 +27,7 @@ struct serve_opts {
 	const char *dir;
 	const char *bind;	/* NULL: every address */
 	uint16_t port;
-	const char *key_file;	/* NULL: keyless, loopback peers only */
+	struct dnd_keyfiles keys;	/* none: keyless, loopback only */
 	bool has_allow;
 	struct cidr_list allow;
 	unsigned int max_sessions;
@@ -64,7 +64,9 @@ int serve_run(const struct serve_opts *o);
 struct serve_ctx {
 	const struct serve_opts *o;
 	struct dnd_confine dir;
-	struct dnd_key key;		/* when o->key_file */
+	struct dnd_key key;		/* when o->keys.key */
+	struct dnd_tls_cfg tls;		/* the key and certificates */
+	bool keyed;			/* TLS on every connection */
 	pid_t *slots;			/* shared: o->max_sessions pids */
 	struct serve_litter *litter;	/* shared: each slot's temporary */
 };

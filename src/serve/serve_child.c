@@ -23,10 +23,10 @@
 #include "core/json.h"
 #include "core/land.h"
 #include "core/net.h"
+#include "core/params.h"
 #include "core/proto.h"
 #include "core/stats.h"
 #include "serve/handshake.h"
-#include "serve/params.h"
 #include "serve/serve.h"
 #include "serve/serve_end.h"
 #include "xfer/method.h"
@@ -42,7 +42,6 @@ struct child {
 	const char *peer;
 	int fd;
 	double deadline;
-	struct dnd_auth auth;
 	struct serve_params p;
 	bool have_p;
 	const struct dnd_method *m;
@@ -107,7 +106,7 @@ static void child_log_send(const struct child *k, int logfd,
 /* The session's one log line, through the parent (one write). */
 static void child_log(struct child *k, int logfd)
 {
-	char name[128], line[SERVE_LOG_MAX];
+	char name[128], err[sizeof(k->err)], line[SERVE_LOG_MAX];
 	FILE *f = fmemopen(line, sizeof(line) - 1, "w");
 
 	if (!f)
@@ -115,6 +114,8 @@ static void child_log(struct child *k, int logfd)
 	child_clean(name, sizeof(name), k->p.name, k->p.name_len);
 	if (!k->err[0] && k->res.error[0])
 		snprintf(k->err, sizeof(k->err), "%s", k->res.error);
+	/* Messages name the file by the client's name: its bytes too. */
+	child_clean(err, sizeof(err), k->err, strlen(k->err));
 	if (k->c->o->json) {
 		child_log_json(k, f);
 	} else {
@@ -126,7 +127,7 @@ static void child_log(struct child *k, int logfd)
 			(unsigned long long)k->res.bytes,
 			k->res.timed ? k->res.cost.wall : 0.0);
 		if (k->err[0])
-			fprintf(f, "failed: %s\n", k->err);
+			fprintf(f, "failed: %s\n", err);
 		else
 			fprintf(f, "%s\n", k->res.verdict);
 	}
@@ -142,7 +143,7 @@ static int child_refuse(struct child *k, uint16_t status, const char *reason)
 	char why[256];
 
 	snprintf(k->err, sizeof(k->err), "refused: %s", reason);
-	hs_verdict(k->fd, &k->auth, status, reason, k->deadline, why,
+	hs_verdict(k->fd, status, reason, k->deadline, why,
 		   sizeof(why));
 	return 1;
 }
@@ -172,6 +173,9 @@ static int child_method(struct child *k)
 			 k->m->name, pull ? "send" : "receive");
 		return child_refuse(k, SERVE_ST_REFUSED, reason);
 	}
+	if (k->c->keyed && method_keyed(k->m, "--peer-method", reason,
+					sizeof(reason)))
+		return child_refuse(k, SERVE_ST_REFUSED, reason);
 	cfg.m = k->m;
 	if (xfer_check(&cfg, why, sizeof(why))) {
 		snprintf(reason, sizeof(reason), "--peer-method %s is not "
@@ -347,15 +351,14 @@ static int child_listen(struct child *k)
 	return child_refuse(k, SERVE_ST_REFUSED, why);
 }
 
-/* After the verdict: where the other streams go, tagged. 0 or 1. */
+/* After the verdict: where the other streams go. 0 or 1. */
 static int child_port(struct child *k)
 {
-	uint8_t b[DND_PORT_LEN + DND_TAG_LEN];
+	uint8_t b[DND_PORT_LEN];
 	int r;
 
 	proto_put_port(b, k->port);
-	auth_mac(&k->auth, DND_MAC_PORT, b, DND_PORT_LEN, b + DND_PORT_LEN);
-	r = hs_send_by(k->fd, b, sizeof(b), k->deadline);
+	r = hello_send_by(k->fd, b, sizeof(b), k->deadline);
 	if (r)
 		snprintf(k->err, sizeof(k->err), "streams message: %s",
 			 strerror(-r));
@@ -367,19 +370,19 @@ static int child_admit(struct child *k)
 {
 	const struct serve_ctx *c = k->c;
 	struct dnd_hs_cfg cfg = {
-		.mode = c->o->key_file ? DND_AUTH_KEY : DND_AUTH_NONE,
-		.key = c->o->key_file ? &c->key : NULL,
-		.version = DND_AUTH_VERSION,
+		.tls = c->keyed ? &c->tls : NULL,
+		.version = DND_WIRE_VERSION,
 		.deadline = k->deadline,
 	};
+	uint8_t params[DND_WIRE_PARAMS_MAX];
+	size_t n = 0;
 	char why[512];
 
-	if (hs_server(k->fd, &cfg, &k->auth, k->err, sizeof(k->err))) {
+	if (hs_server(k->fd, &cfg, params, &n, k->err, sizeof(k->err))) {
 		child_linger(k->fd);
 		return 1;
 	}
-	if (params_get(k->auth.params, k->auth.params_len, &k->p, why,
-		       sizeof(why)))
+	if (params_get(params, n, &k->p, why, sizeof(why)))
 		return child_refuse(k, SERVE_ST_REFUSED, why);
 	k->have_p = true;
 	if (child_method(k) || (k->p.end != SERVE_END_NAME ? child_special(k) :
@@ -394,10 +397,19 @@ static int child_admit(struct child *k)
 	}
 	if (k->p.streams > 1 && child_listen(k))
 		return 1;
-	if (hs_verdict(k->fd, &k->auth, 0, "", k->deadline, k->err,
+	if (hs_verdict(k->fd, 0, "", k->deadline, k->err,
 		       sizeof(k->err)))
 		return 1;
 	return k->p.streams > 1 ? child_port(k) : 0;
+}
+
+/* --allow on the session's streams port too. */
+static bool child_allowed(const struct session_link *l,
+			  const struct sockaddr *sa, socklen_t sl)
+{
+	const struct child *k = l->arg;
+
+	return cidr_match(&k->c->o->allow, sa, sl);
 }
 
 /* The transfer itself, as one-shot dnd does it, on this socket. */
@@ -408,8 +420,7 @@ static int child_transfer(struct child *k)
 		.server = true,
 		.sock = k->fd,
 		.lfd = k->lfd,
-		.allow = o->has_allow ? &o->allow : NULL,
-		.auth = &k->auth,
+		.allowed = o->has_allow ? child_allowed : NULL,
 		.max_bytes = o->max_bytes,
 		.label = k->p.name,
 		.res = &k->res,
@@ -428,6 +439,7 @@ static int child_transfer(struct child *k)
 		.timeout = o->timeout,
 		.streams = k->p.streams,
 		.link = &l,
+		.tls = k->c->keyed ? &k->c->tls : NULL,
 		.has_limit = k->p.end == SERVE_END_ZERO,
 		.limit = k->p.length,
 	};

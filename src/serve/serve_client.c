@@ -5,6 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/chan.h"
 #include "core/net.h"
 #include "core/proto.h"
 #include "core/stats.h"
@@ -26,11 +27,11 @@ static void client_why(int r, const char *why, char *err, size_t len)
 }
 
 /* N > 1 streams: the server's streams message, after its verdict. */
-static int client_port(int fd, struct serve_client *c, double deadline,
-		       uint16_t *port, char *err, size_t elen)
+static int client_port(int fd, double deadline, uint16_t *port, char *err,
+		       size_t elen)
 {
-	uint8_t b[DND_PORT_LEN + DND_TAG_LEN];
-	int r = hs_recv_by(fd, b, sizeof(b), deadline);
+	uint8_t b[DND_PORT_LEN];
+	int r = hello_recv_by(fd, b, sizeof(b), deadline);
 
 	if (r) {
 		snprintf(err, elen, "the server's streams message: %s",
@@ -38,10 +39,9 @@ static int client_port(int fd, struct serve_client *c, double deadline,
 			 strerror(-r));
 		return r;
 	}
-	if (auth_mac_verify(&c->auth, DND_MAC_PORT, b, DND_PORT_LEN,
-			    b + DND_PORT_LEN) || proto_get_port(b, port)) {
-		snprintf(err, elen, "the server's streams message does not "
-			 "verify: it changed on the path");
+	if (proto_get_port(b, port)) {
+		snprintf(err, elen, "malformed streams message from the "
+			 "server");
 		return -EBADMSG;
 	}
 	return 0;
@@ -52,11 +52,10 @@ static int client_open(struct session_link *l, bool known, uint64_t len,
 {
 	struct serve_client *c = l->arg;
 	struct dnd_hs_cfg cfg = {
-		.mode = c->key ? DND_AUTH_KEY : DND_AUTH_NONE,
-		.key = c->key,
-		.version = DND_AUTH_VERSION,
+		.tls = c->tls,
+		.version = DND_WIRE_VERSION,
 	};
-	uint8_t params[DND_AUTH_PARAMS_MAX];
+	uint8_t params[DND_WIRE_PARAMS_MAX];
 	char why[320];
 	size_t n;
 	int fd, r;
@@ -75,18 +74,14 @@ static int client_open(struct session_link *l, bool known, uint64_t len,
 	if (fd < 0)
 		return fd;
 	cfg.deadline = stats_now() + DND_HS_TIMEOUT;
-	r = hs_client(fd, &cfg, params, n, &c->auth, NULL, why, sizeof(why));
-	if (r) {
+	r = hs_client(fd, &cfg, params, n, NULL, why, sizeof(why));
+	if (r)
 		client_why(r, why, err, elen);
-		close(fd);
+	if (!r && c->p.streams > 1)
+		r = client_port(fd, cfg.deadline, &l->port, err, elen);
+	if (r) {
+		chan_close(fd);
 		return r;
-	}
-	if (c->p.streams > 1) {
-		r = client_port(fd, c, cfg.deadline, &l->port, err, elen);
-		if (r) {
-			close(fd);
-			return r;
-		}
 	}
 	return fd;
 }
@@ -96,7 +91,6 @@ void serve_client_link(struct serve_client *c, struct session_link *l)
 	memset(l, 0, sizeof(*l));
 	l->open = client_open;
 	l->arg = c;
-	l->auth = &c->auth;
 	l->sock = -1;
 	l->lfd = -1;
 }

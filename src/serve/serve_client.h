@@ -10,9 +10,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "serve/auth.h"
-#include "serve/key.h"
-#include "serve/params.h"
+#include "core/params.h"
+#include "core/tls.h"
 #include "xfer/session.h"
 
 struct serve_client {
@@ -20,9 +19,8 @@ struct serve_client {
 	uint16_t port;
 	uint64_t window;
 	double connect_timeout, timeout;
-	const struct dnd_key *key;	/* NULL: keyless (loopback servers) */
+	const struct dnd_tls_cfg *tls;	/* NULL: keyless (loopback servers) */
 	struct serve_params p;		/* op, name, method, buffer, verify */
-	struct dnd_auth auth;		/* the finished handshake's */
 };
 
 /* Points l at c: l->open connects and shakes hands with c's request. */

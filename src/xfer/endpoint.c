@@ -149,9 +149,13 @@ int endpoint_changed(const struct endpoint *e, char *what, size_t len)
 	if (fstat(e->fd, &now) == -1)
 		return -errno;
 	/* st_dev and st_ino cannot change under an open descriptor: a file
-	 * renamed over ours is not what we read. */
+	 * renamed over ours is not what we read. Ours then loses its link,
+	 * which moves its ctime and no byte (dnd serve --replace, mv, an
+	 * editor's save; a hard link, the same): the ctime counts, to catch
+	 * a write whose mtime was set back, only while the links stay. */
 	diff[0] = !endpoint_same_time(&now.st_mtim, &e->st.st_mtim);
-	diff[1] = !endpoint_same_time(&now.st_ctim, &e->st.st_ctim);
+	diff[1] = !endpoint_same_time(&now.st_ctim, &e->st.st_ctim) &&
+		  now.st_nlink == e->st.st_nlink;
 	diff[2] = now.st_size != e->st.st_size;
 	if (len)
 		what[0] = 0;

@@ -47,6 +47,8 @@ int endpoint_sink(struct endpoint *e, const char *file, bool overwrite,
  * A regular source compared with its state at open (size, mtime and ctime
  * to the nanosecond): a write to it since then changes at least one, unless
  * it came within the same timestamp tick as the last change before open.
+ * A change of its link count (unlinked, renamed over, hard-linked) changes
+ * no byte: the ctime it moves is then not counted.
  * 0 when still (or not a regular file), 1 when changed with the fields
  * that differ in what ("mtime/ctime/size"), or -errno from fstat.
  */

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/tls_ktls.h"
 #include "xfer/method.h"
 
 extern const struct dnd_method method_rw;
@@ -72,4 +73,26 @@ int method_probe(const struct dnd_method *m, char *why, size_t len)
 	if (len)
 		why[0] = '\0';
 	return m->probe ? m->probe(why, len) : 0;
+}
+
+int method_keyed(const struct dnd_method *m, const char *flag, char *why,
+		 size_t len)
+{
+	struct tls_ktls_info k;
+	char kwhy[256];
+	const char *w = kwhy;
+
+	if (m->flags & DND_M_USERSOCK)
+		return 0;
+	/* The kernel encrypts: session_hello() checks that it took the
+	 * session. Not testable on a kernel without CONFIG_TLS. */
+	if (!tls_ktls_check(&k, kwhy, sizeof(kwhy)))
+		return 0;
+	if (strstr(kwhy, "CONFIG_TLS absent"))
+		w = "this kernel has no CONFIG_TLS";
+	else if (!strncmp(kwhy, "no kernel TLS: ", 15))
+		w += 15;
+	snprintf(why, len, "%s %s with --key needs kernel TLS (%s); use -m "
+		 "rw or -m mmap", flag, m->name, w);
+	return -1;
 }

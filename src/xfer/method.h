@@ -23,6 +23,10 @@ struct xfer_cfg;
 #define DND_M_ACKWAIT	(1u << 3)	/* the sender gets a buffer back only
 					 * when ACKs free its skbs (SEND_ZC,
 					 * MSG_ZEROCOPY completions) */
+#define DND_M_USERSOCK	(1u << 4)	/* every socket byte passes through
+					 * user memory (io_read/io_write/
+					 * io_recv/io_send): it runs keyed
+					 * without kernel TLS (core/chan.h) */
 
 struct dnd_method {
 	const char *name;
@@ -61,6 +65,15 @@ const struct dnd_method *const *method_all(void);
 
 /* "rw, mmap, sendfile, …" of the methods that can send (or receive). */
 const char *method_names(bool send, char *buf, size_t len);
+
+/*
+ * Keyed (TLS), a method must move the socket's bytes through user memory
+ * (DND_M_USERSOCK), unless this kernel does TLS (CONFIG_TLS): 0, or -1
+ * with why: "-m sendfile with --key needs kernel TLS (...); use -m rw or
+ * -m mmap" (flag names the option: "-m", "--peer-method").
+ */
+int method_keyed(const struct dnd_method *m, const char *flag, char *why,
+		 size_t len);
 
 /* Runs m->probe, or reports usable when it has none. */
 int method_probe(const struct dnd_method *m, char *why, size_t len);

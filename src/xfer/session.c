@@ -18,6 +18,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/chan.h"
 #include "core/io.h"
 #include "core/log.h"
 #include "core/net.h"
@@ -98,7 +99,7 @@ static int session_xfer_failed(struct session *s)
 {
 	const struct dnd_xfer *x = xfer_failed(&s->t);
 	unsigned long long done = xfer_done(&s->t);
-	const char *f = s->o->file;
+	const char *f = session_name(s);
 	struct xfer_out out;
 
 	/* Bytes a method had read into a buffer count as arrived. */
@@ -106,6 +107,12 @@ static int session_xfer_failed(struct session *s)
 	done += out.held;
 	if (!x)
 		return session_fail(s, "the transfer failed after %llu bytes",
+				    done);
+	/* TLS says more than its -errno: a record that failed its check,
+	 * a cut before close_notify. */
+	if (x->err != -EPIPE && x->err != -ECONNRESET && x->err != -EINTR &&
+	    chan_err(x->sock)[0])
+		return session_fail(s, "%s after %llu bytes", chan_err(x->sock),
 				    done);
 	switch (-x->err) {
 	case ENODATA:
@@ -199,12 +206,12 @@ int session_stream_fd(struct session *s, unsigned int i)
 				O_CLOEXEC);
 		if (s->fd[i] == -1)
 			return session_fail(s, "cannot open %s again for "
-					    "stream %u: %s", s->o->file, i,
+					    "stream %u: %s", session_name(s), i,
 					    strerror(errno));
 	}
 	if (e->ep == DND_EP_FILE && lseek(s->fd[i], at, SEEK_SET) == -1)
 		return session_fail(s, "cannot seek %s to %lld: %s",
-				    s->o->file, (long long)at,
+				    session_name(s), (long long)at,
 				    strerror(errno));
 	return 0;
 }
@@ -270,8 +277,20 @@ int session_payload(struct session *s)
 	return r ? session_xfer_failed(s) : 0;
 }
 
+/* Stream 0's TLS failure, or NULL: TLS says more than its -errno. */
+static const char *session_tls_why(const struct session *s, int r)
+{
+	const char *why = s->sock[0] >= 0 ? chan_err(s->sock[0]) : "";
+
+	return r != -EINTR && r != -EAGAIN && why[0] ? why : NULL;
+}
+
 int session_sent(struct session *s, int r, const char *what)
 {
+	const char *tls = session_tls_why(s, r);
+
+	if (r && tls)
+		return session_fail(s, "cannot send the %s: %s", what, tls);
 	return r ? session_fail(s, "cannot send the %s: %s", what,
 				strerror(-r)) : 0;
 }
@@ -279,6 +298,10 @@ int session_sent(struct session *s, int r, const char *what)
 int session_recv_failed(struct session *s, int r, const char *what,
 			double secs)
 {
+	const char *tls = session_tls_why(s, r);
+
+	if (tls)
+		return session_fail(s, "%s (waiting for the %s)", tls, what);
 	if (r == -ENODATA)
 		return session_fail(s, "the peer closed the connection before "
 				    "the %s", what);
@@ -442,7 +465,7 @@ static void session_cleanup(struct session *s, int code)
 	io_stop_fd = -1;
 	for (i = 0; i < DND_STREAMS_MAX; i++)
 		if (s->sock[i] >= 0)
-			close(s->sock[i]);
+			chan_close(s->sock[i]);
 	if (s->lfd >= 0)
 		close(s->lfd);
 }

@@ -11,16 +11,17 @@
 #include <stddef.h>
 #include <stdint.h>
 
-struct cidr_list;
-struct dnd_auth;
+#include <sys/socket.h>
+
 struct dnd_method;
 struct dnd_result;
+struct dnd_tls_cfg;
 
 /*
  * A transfer with dnd serve on one end (NULL in session_opts: one-shot).
- * Stream 0 is a connection on which the serve handshake already ran; the
- * trailer and the reply each carry the session MAC, and after the reply
- * the server sends its own report to the client.
+ * Stream 0 is a connection on which the serve handshake already ran (with
+ * a key, TLS is on it); after the reply the server sends its own report
+ * to the client.
  */
 struct session_link {
 	bool server;		/* this end is dnd serve's session */
@@ -30,7 +31,9 @@ struct session_link {
 				 * session closes it */
 	uint16_t port;		/* client: where streams 1..N-1 connect (the
 				 * server's streams message, set by open()) */
-	const struct cidr_list *allow;	/* server: --allow, for lfd too */
+	/* server: whether --allow lets a peer in on lfd too; NULL: all */
+	bool (*allowed)(const struct session_link *l,
+			const struct sockaddr *sa, socklen_t sl);
 	/* client: connects and shakes hands once the file end is open (the
 	 * push's length is then known); returns the socket or -errno with
 	 * err set, and sets auth. */
@@ -39,8 +42,7 @@ struct session_link {
 	/* server: told of a push's temporary file once it is open, so that
 	 * a killed session's file can be found and removed; or NULL */
 	void (*landing)(struct session_link *l, int fd, const char *tmp);
-	void *arg;		/* open()'s or landing()'s */
-	const struct dnd_auth *auth;
+	void *arg;		/* open()'s, landing()'s, allowed()'s */
 	uint64_t max_bytes;	/* server: refuse a longer push; 0: any */
 	const char *label;	/* the name in messages and the report */
 	struct dnd_result *res;	/* server: a copy of the result, if set */
@@ -76,6 +78,8 @@ struct session_opts {
 				 * prefix, and resume from a kept one */
 	bool direct;		/* --direct: O_DIRECT file I/O (-m rw) */
 	struct session_link *link;	/* dnd serve on one end; or NULL */
+	const struct dnd_tls_cfg *tls;	/* --key, --cert: TLS on every
+					 * stream; NULL: plain */
 };
 
 /*

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * dnd serve's share of a session (session_link.h): stream 0 from the
- * handshake, tagged trailer and reply, the server's report to the client.
+ * handshake, the other streams bound to it, the server's report to the
+ * client; and the keyed opening and end of every stream.
  */
 #include <sys/socket.h>
 #include <errno.h>
@@ -12,13 +13,12 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/chan.h"
+#include "core/hello.h"
 #include "core/io.h"
 #include "core/log.h"
 #include "core/net.h"
 #include "core/stats.h"
-#include "serve/auth.h"
-#include "serve/cidr.h"
-#include "serve/handshake.h"
 #include "xfer/session_link.h"
 #include "xfer/session_types.h"
 
@@ -53,12 +53,83 @@ int session_link_open(struct session *s)
 	return 0;
 }
 
+/* The opening of a connection on this end's settings (o->tls). */
+static struct dnd_hello link_hello(const struct session *s, double by)
+{
+	return (struct dnd_hello){
+		.role = s->o->link ? DND_WIRE_SERVE : DND_WIRE_ONESHOT,
+		.version = DND_WIRE_VERSION,
+		.tls = s->o->tls,
+		.deadline = by,
+	};
+}
+
+/* TLS names the ends client and server; one-shot's are sender and
+ * receiver (the sender opens). */
+static void link_oneshot_words(char *why, size_t len)
+{
+	static const char *const w[][2] = {
+		{ "the client", "the sender" }, { "the server", "the receiver" },
+	};
+	char out[512], *p;
+	size_t i;
+
+	for (i = 0; i < 2; i++) {
+		p = strstr(why, w[i][0]);
+		if (!p)
+			continue;
+		snprintf(out, sizeof(out), "%.*s%s%s", (int)(p - why), why,
+			 w[i][1], p + strlen(w[i][0]));
+		snprintf(why, len, "%s", out);
+	}
+}
+
+int session_hello(struct session *s, int fd, bool acceptor, char *why,
+		  size_t len)
+{
+	struct dnd_hello h = link_hello(s, stats_now() + DND_HELLO_TIMEOUT);
+	int r = acceptor ? hello_accept(fd, &h, why, len) :
+			   hello_open(fd, &h, why, len);
+
+	if (r && !s->o->link)
+		link_oneshot_words(why, len);
+	/* The preambles' deadline set the socket's timeouts. */
+	if (!r && net_tune(fd, s->o->timeout))
+		r = -errno;
+	return r;
+}
+
+int session_join_send(struct session *s, unsigned int i)
+{
+	int r = proto_send_join(s->sock[i], &s->join[i]);
+
+	/* The opener binds its streams; a dnd serve session sends its joins
+	 * on streams its client bound. */
+	if (!r && i && s->o->tls && !(s->o->link && s->o->link->server))
+		r = hello_token_send(s->sock[0], s->sock[i]);
+	return session_sent(s, r, "stream's join");
+}
+
+int session_bound(struct session *s, int fd)
+{
+	/* A dnd serve client reads joins on streams it bound itself. */
+	if (fd == s->sock[0] || !s->o->tls ||
+	    (s->o->link && !s->o->link->server))
+		return 0;
+	return hello_token_check(s->sock[0], fd);
+}
+
+void session_close_write(struct session *s)
+{
+	if (s->o->tls && s->sock[0] >= 0)
+		chan_close_notify(s->sock[0]);
+}
+
 int session_link_connect(struct session *s, unsigned int i)
 {
 	const struct session_opts *o = s->o;
 	struct sockaddr_storage ss;
 	socklen_t sl = sizeof(ss);
-	uint8_t b[DND_JOIN_LEN + DND_TAG_LEN];
 	char host[NI_MAXHOST], err[320], peer[96];
 	int fd, r;
 
@@ -80,11 +151,10 @@ int session_link_connect(struct session *s, unsigned int i)
 	if (net_tune(fd, o->timeout))
 		return session_fail(s, "cannot set socket options: %s",
 				    strerror(errno));
-	proto_put_join(b, &s->join[i]);
-	auth_mac(o->link->auth, DND_MAC_JOIN, b, DND_JOIN_LEN,
-		 b + DND_JOIN_LEN);
-	return session_sent(s, proto_send_bytes(fd, b, sizeof(b)),
-			    "stream's join");
+	r = session_hello(s, fd, false, err, sizeof(err));
+	if (r)
+		return session_fail(s, "stream %u: %s", i, err);
+	return session_join_send(s, i);
 }
 
 /* The next connection on the streams listener by end: fd or -errno
@@ -92,7 +162,7 @@ int session_link_connect(struct session *s, unsigned int i)
  * peer. */
 static int link_accept(struct session *s, double end, bool *allowed)
 {
-	const struct cidr_list *allow = s->o->link->allow;
+	const struct session_link *l = s->o->link;
 	struct pollfd p = { .fd = s->lfd, .events = POLLIN };
 	double left = end - stats_now();
 	struct sockaddr_storage ss;
@@ -109,29 +179,29 @@ static int link_accept(struct session *s, double end, bool *allowed)
 	fd = accept4(s->lfd, (struct sockaddr *)&ss, &sl, SOCK_CLOEXEC);
 	if (fd == -1)
 		return -errno;
-	*allowed = !allow || cidr_match(allow, (struct sockaddr *)&ss, sl);
+	*allowed = !l->allowed || l->allowed(l, (struct sockaddr *)&ss, sl);
 	return fd;
 }
 
 /*
- * A stream's opening: join and tag, within a few seconds (one silent
- * stranger must not hold the port for long). 0 with j set; 1 to drop the
- * connection (no or a wrong tag); -1 when the transfer fails (a proven
- * join that does not fit it).
+ * A stream's opening: preambles, TLS with a key, the join and its token,
+ * within a few seconds (one silent stranger must not hold the port for
+ * long). 0 with j set; 1 to drop the connection (no key, another
+ * session's); -1 when the transfer fails (a bound join that does not fit
+ * it).
  */
 static int link_knock(struct session *s, int fd, double end,
 		      struct dnd_join *j)
 {
-	uint8_t b[DND_JOIN_LEN + DND_TAG_LEN];
-	double by = stats_now() + DND_HS_TIMEOUT;
-	char why[96];
+	double by = stats_now() + DND_HELLO_TIMEOUT;
+	struct dnd_hello h = link_hello(s, by < end ? by : end);
+	uint8_t b[DND_JOIN_LEN];
+	char why[160];
 
-	if (hs_recv_by(fd, b, sizeof(b), by < end ? by : end))
+	if (hello_accept(fd, &h, why, sizeof(why)) ||
+	    hello_recv_by(fd, b, sizeof(b), h.deadline) ||
+	    net_tune(fd, DND_HELLO_TIMEOUT) || session_bound(s, fd))
 		return 1;
-	if (auth_mac_verify(s->o->link->auth, DND_MAC_JOIN, b, DND_JOIN_LEN,
-			    b + DND_JOIN_LEN)) {
-		return 1;
-	}
 	if (proto_get_join(b, j, why, sizeof(why)) ||
 	    j->xfer_id != s->xfer_id || j->streams != s->n || !j->index ||
 	    s->sock[j->index] >= 0) {
@@ -167,14 +237,14 @@ int session_link_streams(struct session *s, bool ranges)
 		}
 		r = link_knock(s, fd, end, &j);
 		if (r) {
-			close(fd);
+			chan_close(fd);
 			if (r < 0)
 				return 1;
 			dropped++;
 			continue;
 		}
 		if (net_tune(fd, s->o->timeout)) {
-			close(fd);
+			chan_close(fd);
 			return session_fail(s, "cannot set socket options: %s",
 					    strerror(errno));
 		}
@@ -188,56 +258,8 @@ int session_link_streams(struct session *s, bool ranges)
 	if ((dropped || outside) && !s->res.warning[0])
 		snprintf(s->res.warning, sizeof(s->res.warning), "dropped %u "
 			 "connection(s) to the streams port from outside "
-			 "--allow and %u that did not prove the key", outside,
+			 "--allow and %u without the key or of another session", outside,
 			 dropped);
-	return 0;
-}
-
-static enum dnd_auth_mac_kind end_kind(bool trailer)
-{
-	return trailer ? DND_MAC_TRAILER : DND_MAC_REPLY;
-}
-
-/* The bytes a trailer's or reply's tag covers: the reply's reason too. */
-static size_t end_bytes(uint8_t b[DND_ANSWER_MAX], bool trailer,
-			const struct dnd_end *e)
-{
-	if (!trailer)
-		return proto_put_reply(b, e);
-	proto_put_end(b, trailer, e);
-	return DND_MSG_LEN;
-}
-
-int session_end_send(struct session *s, bool trailer, const struct dnd_end *e)
-{
-	uint8_t b[DND_ANSWER_MAX], tag[DND_TAG_LEN];
-	int r = proto_send_end(s->sock[0], trailer, e);
-
-	if (r || !s->o->link)
-		return r;
-	auth_mac(s->o->link->auth, end_kind(trailer), b,
-		 end_bytes(b, trailer, e), tag);
-	return proto_send_tag(s->sock[0], tag);
-}
-
-int session_end_recv(struct session *s, bool trailer, struct dnd_end *e,
-		     char *why, size_t len)
-{
-	uint8_t b[DND_ANSWER_MAX], tag[DND_TAG_LEN];
-	int r = proto_recv_end(s->sock[0], trailer, e, why, len);
-
-	if (r || !s->o->link)
-		return r;
-	r = proto_recv_tag(s->sock[0], tag);
-	if (r)
-		return r;
-	/* Decoding is strict, so the bytes re-encode to those received. */
-	if (auth_mac_verify(s->o->link->auth, end_kind(trailer), b,
-			    end_bytes(b, trailer, e), tag)) {
-		snprintf(why, len, "its MAC does not verify: data changed on "
-			 "the path");
-		return -EBADMSG;
-	}
 	return 0;
 }
 
@@ -263,10 +285,9 @@ static int link_render(struct session *s, char **json, size_t *jlen,
 
 static void link_report_send(struct session *s)
 {
-	const struct dnd_auth *a = s->o->link->auth;
 	char *json = NULL, *text = NULL;
 	size_t jlen = 0, tlen = 0, n = 0;
-	uint8_t *buf = NULL, tag[DND_TAG_LEN];
+	uint8_t *buf = NULL;
 
 	if (!link_render(s, &json, &jlen, &text, &tlen)) {
 		buf = malloc(DND_REPORT_HEAD_LEN + jlen + tlen);
@@ -274,11 +295,8 @@ static void link_report_send(struct session *s)
 			n = proto_put_report(buf, DND_REPORT_HEAD_LEN + jlen +
 					     tlen, json, jlen, text, tlen);
 	}
-	if (n) {
-		auth_mac(a, DND_MAC_REPORT, buf, n, tag);
-		if (!proto_send_bytes(s->sock[0], buf, n))
-			proto_send_tag(s->sock[0], tag);
-	}
+	if (n)
+		proto_send_bytes(s->sock[0], buf, n);
 	free(buf);
 	free(json);
 	free(text);
@@ -325,20 +343,13 @@ static bool link_text_ok(const char *p, size_t n)
 static int link_report_recv(struct session *s, char *why, size_t len)
 {
 	size_t cap = DND_REPORT_HEAD_LEN + 2 * DND_REPORT_MAX, n, jl, tl;
-	uint8_t *buf = malloc(cap), tag[DND_TAG_LEN];
+	uint8_t *buf = malloc(cap);
 	const char *j, *t;
 	int r;
 
 	if (!buf)
 		return -ENOMEM;
 	r = proto_recv_report(s->sock[0], buf, cap, &n, &jl, &tl, why, len);
-	if (!r)
-		r = proto_recv_tag(s->sock[0], tag);
-	if (!r && auth_mac_verify(s->o->link->auth, DND_MAC_REPORT, buf, n,
-				  tag)) {
-		snprintf(why, len, "its MAC does not verify");
-		r = -EBADMSG;
-	}
 	j = (const char *)buf + DND_REPORT_HEAD_LEN;
 	t = j + jl;
 	if (!r && (!link_json_ok(j, jl) || !link_text_ok(t, tl))) {
@@ -360,10 +371,17 @@ void session_link_report(struct session *s)
 {
 	char why[160];
 
+	int r;
+
 	if (s->o->link->server) {
 		link_report_send(s);
+		session_close_write(s);
 		return;
 	}
 	if (link_report_recv(s, why, sizeof(why)))
 		log_warn("no report from the server: %s", why);
+	else if (s->o->tls && (r = proto_recv_eof(s->sock[0])))
+		log_warn("the server's report did not end: %s",
+			 r == -ECONNABORTED ? chan_err(s->sock[0]) :
+			 strerror(-r));
 }

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The parts of a session that differ with dnd serve on one end (struct
- * session_link): where stream 0 comes from, the tags after the trailer
- * and the reply, and the server's report to its client. For session*.c.
+ * session_link): where stream 0 comes from, where the other streams go,
+ * and the server's report to its client; and the keyed opening and end
+ * of each stream (core/hello.h). For session*.c.
  */
 #ifndef DND_SESSION_LINK_H
 #define DND_SESSION_LINK_H
@@ -16,30 +17,37 @@ struct session;
 /* Stream 0: the server's preset socket, or the client's open(). 0 or 1. */
 int session_link_open(struct session *s);
 
-/* Sends a trailer (trailer true) or a reply, with its tag when linked.
- * 0 or -errno. */
-int session_end_send(struct session *s, bool trailer,
-		     const struct dnd_end *e);
+/* The opening of connection fd as its opener (a sender, a client) or its
+ * acceptor: preambles and, with s->o->tls, TLS (hello.h); then the
+ * socket's timeouts again. 0 or -errno with why. */
+int session_hello(struct session *s, int fd, bool acceptor, char *why,
+		  size_t len);
 
-/* Receives one, and its tag when linked: 0; -EBADMSG with why (a tag
- * that does not verify: "data changed on the path"); or as
- * proto_recv_end(). */
-int session_end_recv(struct session *s, bool trailer, struct dnd_end *e,
-		     char *why, size_t len);
+/* Sends stream i's join and, keyed and i > 0, its token. 0 or 1. */
+int session_join_send(struct session *s, unsigned int i);
+
+/* Keyed, on a stream i > 0 (fd) after its join: reads its token and
+ * checks it against stream 0's session. 0, -EACCES (another session's)
+ * or -errno; 0 without a key or on stream 0. */
+int session_bound(struct session *s, int fd);
+
+/* Keyed: this end's close_notify on stream 0 after its last message. */
+void session_close_write(struct session *s);
 
 /* Client: connects stream i > 0 to the server's streams port (at stream
- * 0's peer address) and opens it with s->join[i] and its tag. 0 or 1. */
+ * 0's peer address) and opens it: session_hello, s->join[i] and its
+ * token. 0 or 1. */
 int session_link_connect(struct session *s, unsigned int i);
 
 /* Server: accepts streams 1..s->n-1 on the session's listener within
- * --timeout, each opening with a join of this transfer and its tag; a
- * connection whose tag does not verify is dropped. Sets s->sock[i] and,
+ * --timeout, each opening as session_link_connect's; a connection
+ * without the key or of another session is dropped. Sets s->sock[i] and,
  * when ranges (a push), s->join[i]; closes the listener. 0 or 1. */
 int session_link_streams(struct session *s, bool ranges);
 
-/* After a successful dialogue: the server sends its report (best effort),
- * the client receives it into s->res.peer_json and peer_text (a missing
- * or bad one is a warning, never a failure). */
+/* After a successful dialogue: the server sends its report (best effort)
+ * and its close_notify, the client receives them into s->res.peer_json
+ * and peer_text (a missing or bad one is a warning, never a failure). */
 void session_link_report(struct session *s);
 
 #endif

@@ -12,10 +12,13 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/chan.h"
 #include "core/hash.h"
+#include "core/hello.h"
 #include "core/io.h"
 #include "core/log.h"
 #include "core/net.h"
+#include "core/stats.h"
 #include "xfer/session_link.h"
 #include "xfer/session_types.h"
 
@@ -60,6 +63,37 @@ static int recv_accept_one(struct session *s, double secs, char *peer,
 	return fd;
 }
 
+/*
+ * The opening of a one-shot stream. Keyed: preambles and TLS; a sender
+ * without a key hears why in a refused accept, the one answer it reads.
+ * Keyless: a keyed sender's preamble is answered and refused. 0 or 1.
+ */
+static int recv_hello(struct session *s, int fd)
+{
+	struct dnd_hello h = {
+		.role = DND_WIRE_ONESHOT,
+		.version = DND_WIRE_VERSION,
+		.deadline = stats_now() + (s->o->timeout > 0 ? s->o->timeout :
+					   DND_HELLO_TIMEOUT),
+	};
+	struct dnd_accept a = { .status = DND_ST_REFUSED };
+	char why[320];
+	int r;
+
+	if (!s->o->tls) {
+		r = hello_keyless_peek(fd, &h, why, sizeof(why));
+		return r ? session_fail(s, "%s", why) : 0;
+	}
+	r = session_hello(s, fd, true, why, sizeof(why));
+	if (r == -ENOPROTOOPT) {
+		wire_mode_why(DND_WIRE_ONESHOT, false, DND_WIRE_NONE, a.reason,
+			      sizeof(a.reason));
+		if (!proto_send_accept(fd, &a))
+			net_deliver(fd, 1);
+	}
+	return r ? session_fail(s, "%s", why) : 0;
+}
+
 static int recv_first(struct session *s)
 {
 	int fd = recv_accept_one(s, 0, s->res.peer, sizeof(s->res.peer));
@@ -71,7 +105,7 @@ static int recv_first(struct session *s)
 		return session_fail(s, "accept: %s", strerror(-fd));
 	s->sock[0] = fd;
 	io_stop_fd = fd;
-	return 0;
+	return recv_hello(s, fd);
 }
 
 static int recv_header(struct session *s, struct dnd_hdr *h)
@@ -115,6 +149,7 @@ static int recv_land(struct session *s, const struct dnd_hdr *h,
 		snprintf(s->res.warning, sizeof(s->res.warning), "%s", note);
 		log_err("%s", note);
 	}
+	s->land.label = session_name(s);
 	s->end.fd = s->land.fd;
 	if (o->link && o->link->landing && s->land.tmp)
 		o->link->landing(o->link, s->land.fd, s->land.tmp);
@@ -163,6 +198,10 @@ static int recv_open(struct session *s)
 
 	if (recv_header(s, &h))
 		return 1;
+	/* Room in the listen queue for every stream (net_listen's default
+	 * is 16) before our accept lets the sender connect them. */
+	if (s->lfd >= 0 && s->n > 1)
+		listen(s->lfd, (int)s->n);
 	s->owe = SESSION_OWE_ACCEPT;
 	if (recv_refusal(s) || (s->end.landing && recv_land(s, &h, &a)))
 		return 1;
@@ -208,6 +247,11 @@ static int recv_join(struct session *s, int fd, struct dnd_join *j)
 	if (r == -EBADMSG)
 		return session_fail(s, "malformed stream from the peer: %s",
 				    why);
+	if (!r)
+		r = session_bound(s, fd);
+	if (r == -EACCES)
+		return session_fail(s, "a stream of another session came (its "
+				    "TLS binding differs): refused");
 	if (r)
 		return session_recv_failed(s, r, "stream's join",
 					   s->o->timeout);
@@ -296,7 +340,7 @@ static int recv_place_streams(struct session *s, const int *fd)
 				"stream from the peer: stream %u came twice",
 				j.index);
 		if (r) {
-			close(fd[i]);
+			chan_close(fd[i]);
 			continue;
 		}
 		s->sock[j.index] = fd[i];
@@ -317,19 +361,24 @@ static int recv_accept_streams(struct session *s)
 	unsigned int got;
 	char peer[96];
 
-	/* Room for them all (net_listen's default is 16). */
-	listen(s->lfd, (int)s->n);
 	for (got = 1; got < s->n; got++) {
 		fd[got] = recv_accept_one(s, s->o->timeout, peer, sizeof(peer));
 		if (fd[got] < 0)
 			break;
+		/* Keyed, the sender opens each before it connects the next. */
+		if (s->o->tls && recv_hello(s, fd[got])) {
+			chan_close(fd[got]);
+			while (--got)
+				chan_close(fd[got]);
+			return 1;
+		}
 	}
 	if (got == s->n)
 		return recv_place_streams(s, fd);
 	session_fail(s, "only %u of %u streams came: %s", got, s->n,
 		     fd[got] == -EAGAIN ? "--timeout" : strerror(-fd[got]));
 	while (--got)
-		close(fd[got]);
+		chan_close(fd[got]);
 	return 1;
 }
 
@@ -342,9 +391,9 @@ static int recv_streams(struct session *s)
 
 	if (l && !l->server)
 		r = recv_pull_streams(s);
-	else if (l)
-		r = recv_first_join(s) ||
-		    (s->n > 1 && session_link_streams(s, true));
+	else if (l)	/* keyed, the client opens them all first */
+		r = (s->n > 1 && session_link_streams(s, true)) ||
+		    recv_first_join(s);
 	else
 		r = recv_accept_streams(s);
 	if (r)
@@ -399,26 +448,30 @@ static int recv_verify(struct session *s, struct dnd_end *rep)
 		if (r) {
 			rep->status = DND_ST_IOERR;
 			return session_fail(s, "cannot re-read %s to hash it: "
-					    "%s", s->o->file, strerror(-r));
+					    "%s", session_name(s), strerror(-r));
 		}
 		rep->flags = DND_TF_HASH;
 	}
 	/* The sender re-reads its source before it sends the trailer. */
 	wait = session_hash_wait(s, total);
 	net_tune(s->sock[0], wait);
-	r = session_end_recv(s, true, &t, why, sizeof(why));
-	if (r == -EBADMSG && s->o->link)
-		rep->status = DND_ST_MISMATCH;	/* the client says why */
-	if (r == -EBADMSG)
+	r = proto_recv_end(s->sock[0], true, &t, why, sizeof(why));
+	if (r == -EBADMSG && !chan_err(s->sock[0])[0])
 		return session_fail(s, "bad trailer from the sender: %s", why);
 	if (r)
 		return session_recv_failed(s, r, "sender's trailer", wait);
-	r = s->o->link ? 0 : proto_recv_eof(s->sock[0]);
+	/* Keyed, the sender's close_notify: a cut before it lands nothing.
+	 * A dnd serve session sends its own after its report. */
+	r = s->o->link && (!s->o->tls || !s->o->link->server) ? 0 :
+	    proto_recv_eof(s->sock[0]);
+	if (r == -EBADMSG && chan_err(s->sock[0])[0])
+		return session_recv_failed(s, r, "end of the sender's stream",
+					   wait);
 	if (r == -EBADMSG) {
 		rep->status = DND_ST_MALFORMED;
 		return session_fail(s, "malformed stream from the peer: bytes "
 				    "after the sender's trailer; %s was not "
-				    "written", s->o->file);
+				    "written", session_name(s));
 	}
 	if (r)
 		return session_recv_failed(s, r, "end of the sender's stream",
@@ -428,7 +481,7 @@ static int recv_verify(struct session *s, struct dnd_end *rep)
 		return session_fail(s, "the sender's source changed while it "
 				    "was read; %s was not written: send it "
 				    "again once the source is still",
-				    s->o->file);
+				    session_name(s));
 	}
 	if (t.bytes != total) {
 		rep->status = DND_ST_SHORT;
@@ -441,7 +494,7 @@ static int recv_verify(struct session *s, struct dnd_end *rep)
 		return session_fail(s, "hash mismatch: sent xxh3 %016llx, "
 				    "landed %016llx; %s was not written",
 				    (unsigned long long)t.hash,
-				    (unsigned long long)rep->hash, s->o->file);
+				    (unsigned long long)rep->hash, session_name(s));
 	}
 	/* The receiver decides what it accepts: a file it was asked to
 	 * verify lands only against the sender's hash. */
@@ -451,7 +504,7 @@ static int recv_verify(struct session *s, struct dnd_end *rep)
 				    "--no-verify), so nothing could be "
 				    "verified; %s was not written (receive "
 				    "with --no-verify to accept unverified "
-				    "data)", s->o->file);
+				    "data)", session_name(s));
 	}
 	session_verdict(s, rep, &t);
 	return 0;
@@ -504,7 +557,7 @@ static void recv_tell(struct session *s, struct dnd_end *rep)
 	} else if (s->owe == SESSION_OWE_REPLY) {
 		rep->status = rep->status ? rep->status : DND_ST_IOERR;
 		snprintf(rep->reason, sizeof(rep->reason), "%s", s->res.error);
-		if (session_end_send(s, false, rep) == 0)
+		if (proto_send_end(s->sock[0], false, rep) == 0)
 			net_deliver(s->sock[0], 1);
 	}
 	s->owe = SESSION_OWE_NONE;
@@ -533,7 +586,10 @@ static int recv_talk(struct session *s, struct dnd_end *rep)
 	if (s->end.landing && recv_commit(s, rep))
 		return 1;
 	s->owe = SESSION_OWE_NONE;
-	r = session_end_send(s, false, rep);
+	r = proto_send_end(s->sock[0], false, rep);
+	/* dnd serve's report follows; then its close_notify. */
+	if (!r && !(o->link && o->link->server))
+		session_close_write(s);
 	if (r) {
 		/* Landed and verified: the exit code follows the disk. */
 		snprintf(s->res.warning, sizeof(s->res.warning), "landed and "

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/chan.h"
 #include "core/hash.h"
 #include "core/io.h"
 #include "core/log.h"
@@ -40,6 +41,8 @@ static int send_connect(struct session *s, unsigned int i)
 	if (net_tune(fd, o->timeout))
 		return session_fail(s, "cannot set socket options: %s",
 				    strerror(errno));
+	if (o->tls && session_hello(s, fd, false, err, sizeof(err)))
+		return session_fail(s, "%s", err);
 	return 0;
 }
 
@@ -80,7 +83,7 @@ static int send_prefix_hash(struct session *s, uint64_t n, uint64_t *h)
 	r = hash_fd(e->fd, e->start, n, h);
 	if (r)
 		return session_fail(s, "cannot re-read %s to compare the "
-				    "receiver's kept prefix: %s", s->o->file,
+				    "receiver's kept prefix: %s", session_name(s),
 				    strerror(-r));
 	return 0;
 }
@@ -141,11 +144,6 @@ static int send_open(struct session *s)
 static int send_refused(struct session *s, const struct dnd_end *rep,
 			uint64_t total)
 {
-	if (rep->status == DND_ST_MISMATCH && s->o->link)
-		return session_fail(s, "the server refused the data: the data "
-				    "or its confirmation changed on the path "
-				    "(the hash or its MAC did not match what "
-				    "was sent); nothing was landed");
 	if (rep->status == DND_ST_NOHASH)
 		return session_fail(s, "the receiver refused the data: it "
 				    "verifies and this sender sent no hash "
@@ -167,7 +165,7 @@ int session_send_heard(struct session *s)
 	if (s->o->raw || s->sock[0] < 0)
 		return 0;
 	net_tune(s->sock[0], 1);
-	if (session_end_recv(s, false, &rep, why, sizeof(why)) ||
+	if (proto_recv_end(s->sock[0], false, &rep, why, sizeof(why)) ||
 	    rep.status == DND_ST_OK)
 		return 0;
 	return send_refused(s, &rep, s->start + xfer_done(&s->t));
@@ -262,22 +260,28 @@ static int send_end(struct session *s)
 	if (session_stopped(s) || send_source_hash(s, &t))
 		return 1;
 	t.status = send_still(s);
-	r = session_end_send(s, true, &t);
+	r = proto_send_end(s->sock[0], true, &t);
 	if (r && (r == -EPIPE || r == -ECONNRESET) && session_send_heard(s))
 		return 1;
 	if (session_sent(s, r, "trailer"))
 		return 1;
-	/* dnd serve's report follows the reply on stream 0. */
+	/* Keyed, the trailer's end is TLS's close_notify (a dnd serve
+	 * session's after its report); dnd serve's report follows the reply
+	 * on stream 0. */
+	if (!s->o->link || !s->o->link->server)
+		session_close_write(s);
 	for (i = s->o->link ? 1 : 0; i < s->n; i++)
 		shutdown(s->sock[i], SHUT_WR);
 	/* The receiver re-reads what landed before it answers. */
 	wait = session_hash_wait(s, t.bytes);
 	net_tune(s->sock[0], wait);
-	r = session_end_recv(s, false, &rep, err, sizeof(err));
+	r = proto_recv_end(s->sock[0], false, &rep, err, sizeof(err));
 	if (t.status)
 		return 1;	/* the reply only echoes it */
-	if (r == -EBADMSG)
+	if (r == -EBADMSG && !chan_err(s->sock[0])[0])
 		return session_fail(s, "receiver's reply: %s", err);
+	if (r && chan_err(s->sock[0])[0])	/* TLS: the data is suspect */
+		return session_recv_failed(s, r, "receiver's reply", wait);
 	if (r) {
 		/* All was sent: only the confirmation is missing. */
 		session_recv_failed(s, r, "receiver's reply", wait);
@@ -333,8 +337,7 @@ static int send_joins(struct session *s)
 	unsigned int i;
 
 	for (i = 0; !s->o->raw && i < s->n; i++)
-		if ((!i || !l || l->server) && session_sent(s, proto_send_join(s->sock[i], &s->join[i]),
-				 "stream's join"))
+		if ((!i || !l || l->server) && session_join_send(s, i))
 			return 1;
 	return 0;
 }

@@ -45,7 +45,9 @@ bad "dnd: --from NAME pulls from a dnd serve: give -c HOST" recv --from x "$T/x"
 bad "dnd: -P is the sender's; the receiver takes as many streams as the sender opens (or pulls over N with --from)" recv -P 2 "$T/x"
 bad "dnd: -P is the sender's; the receiver takes as many streams as the sender opens (or pulls over N with --from)" -P 2 "$T/x"
 bad "dnd: -P 2 cannot land in order on stdout; pull with -P 1" recv -c ::1 --from x -P 2 -
-bad "dnd: --key and --peer-method are for a transfer with dnd serve" send -c ::1 --key k "$f"
+bad "dnd: --peer-method is for a transfer with dnd serve: add --to NAME (send) or --from NAME (recv)" send -c ::1 --peer-method rw "$f"
+bad "dnd: key file $T/nokey: No such file or directory" send -c ::1 --key "$T/nokey" "$f"
+bad "dnd: key file $T/nokey: No such file or directory" recv --key "$T/nokey" "$T/x"
 bad "dnd: --peer-method sendfile cannot receive at the server's end" send -c ::1 --to x --peer-method sendfile "$f"
 bad "dnd: cannot serve $T/none: " serve --dir "$T/none"
 bad "dnd: - has no end that dnd can see; give -l SIZE" send -c ::1 - </dev/null

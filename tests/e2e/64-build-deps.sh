@@ -43,7 +43,7 @@ mk check-headers CC="$T/cc-all" BUILD="$T/b-all" >"$T/all.log" 2>&1 ||
 wrapper cc-noxx xxhash.h xxh3.h
 expect_exit 2 mk CC="$T/cc-noxx" BUILD="$T/b-noxx"
 for w in "xxhash.h is missing (Debian package libxxhash-dev)" \
-	"apt-get install libxxhash-dev libsodium-dev libmicrohttpd-dev pkg-config liburing-dev" \
+	"apt-get install libxxhash-dev libsodium-dev libmicrohttpd-dev libssl-dev pkg-config liburing-dev" \
 	"liburing-dev is optional" "make deps"; do
 	expect_out "$w"
 done
@@ -64,6 +64,11 @@ wrapper cc-nomhd microhttpd.h microhttpd
 expect_exit 2 mk CC="$T/cc-nomhd" BUILD="$T/b-nomhd"
 expect_out "microhttpd.h is missing (Debian package libmicrohttpd-dev)"
 ok "without microhttpd.h, make names libmicrohttpd-dev"
+
+wrapper cc-nossl openssl
+expect_exit 2 mk CC="$T/cc-nossl" BUILD="$T/b-nossl"
+expect_out "openssl/ssl.h is missing (Debian package libssl-dev)"
+ok "without openssl/ssl.h, make names libssl-dev"
 
 # deps.sh reads Build-Depends: a copy whose control wants a package that
 # does not exist asks for it (as a user, so nothing is installed).

@@ -131,6 +131,37 @@ kill "$SPID"
 wait "$SPID"
 ok "six concurrent serve --replace pushes to one name: all landed, the name holds push $landed"
 
+# Without --replace, a name that appears during a push stays, and the
+# client hears why by the name it asked for, not the server's own path.
+next_port
+bg "$T/serve.log" "$DND" serve --dir "$T/rep" -p "$PORT"
+SPID=$BPID
+wait_listen "$PORT"
+mkfifo "$T/fifo-late"
+bg "$T/late.log" sh -c 'exec "$1" send -c 127.0.0.1 -p "$2" --to late - <"$3"' \
+	sh "$DND" "$PORT" "$T/fifo-late"
+LPID=$BPID
+exec {fd}>"$T/fifo-late"
+head -c 100000 "$T/push1" >&"$fd"
+for _ in $(seq 1 400); do
+	[ -n "$(find "$T/rep" -name '.late.dnd-*')" ] && break
+	sleep 0.05
+done
+[ -n "$(find "$T/rep" -name '.late.dnd-*')" ] || fail "the late push is not under way: $(ls -A "$T/rep")"
+echo precious >"$T/rep/late"
+tail -c +100001 "$T/push1" >&"$fd"
+exec {fd}>&-
+wait_for "$LPID" 30
+rc=$?
+[ $rc = 1 ] || fail "late push exited $rc: $(cat "$T/late.log")"
+grep -qxF "dnd: the receiver failed: late appeared during the transfer (another one landed it?); use -t to replace it" "$T/late.log" ||
+	fail "late push's cause: $(cat "$T/late.log")"
+[ "$(cat "$T/rep/late")" = precious ] || fail "the name that appeared was replaced"
+[ -z "$(find "$T/rep" -name '.late.dnd-*')" ] || fail "temporary left: $(ls -A "$T/rep")"
+kill "$SPID"
+wait "$SPID"
+ok "a serve push whose name appeared meanwhile fails with the client's own name"
+
 methods=
 for m in rw mmap splice vmsplice null uring uring-splice tcpmmap; do
 	case ${DND_HOSTILE_ONLY%%:*} in "" | "$m") ;; *) continue ;; esac

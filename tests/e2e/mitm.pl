@@ -4,10 +4,12 @@
 # client on LADDR:LPORT, relays it to TADDR:TPORT, and by MODE
 #   flip SIZE  flips one bit of the trailer's hash (the 24-byte "DNDT"
 #              message for SIZE bytes, in whichever direction it goes)
-#   stranger SRC  when the server names its streams port ("DNDS"),
-#              first connects two strangers there (a junk join from
-#              address SRC, and a well-formed join with a zero tag), then
+#   stranger SRC  when the server answers, finds the session's streams
+#              port (ss) and first connects two strangers there (junk
+#              from address SRC, and a plain join without TLS), then
 #              lets the client on
+#   flipat OFF flips the byte at offset OFF of the direction that gets
+#              there first (inside a TLS record once keyed)
 #   pause SIZE once SIZE bytes went one way, stops reading that way until
 #              SIGUSR1 (small socket buffers: the writer soon blocks), so
 #              a test can act in the middle of a transfer
@@ -77,8 +79,11 @@ sub flip {
 sub strangers {
 	my ($d) = @_;
 	return if $done || $mode ne 'stranger';
-	return unless $d =~ /DNDS(..)\0\0/s;
-	my $port = unpack('n', $1);
+	# The streams message travels inside TLS: the session's own
+	# listener, found beside the server's.
+	my ($port) = grep { $_ != $tp && $_ != $lp }
+		map { /\Q$ta\E:(\d+)\s/ ? $1 : () } `ss -ltnH 2>/dev/null`;
+	return unless $port;
 	for my $junk ("x" x 64, "DNDJ" . pack('nnQ>Q>Q>', 1, 2, 7, 0, 0) .
 		      "\0" x 32) {
 		socket(my $x, PF_INET, SOCK_STREAM, 0) or die "socket: $!";
@@ -91,6 +96,18 @@ sub strangers {
 	select(undef, undef, undef, 0.3);
 	$done = 1;
 	print "strangers\n";
+}
+
+# flipat: flips the byte at offset SIZE of whichever direction reaches it.
+my %seen;
+sub flipat {
+	my ($h, $r, $n) = @_;
+	my $at = $size - ($seen{$h} // 0);
+	$seen{$h} += $n;
+	return if $done || $mode ne 'flipat' || $at < 0 || $at >= $n;
+	substr($$r, $at, 1) = chr(ord(substr($$r, $at, 1)) ^ 1);
+	$done = 1;
+	print "flipped\n";
 }
 
 # Cuts both connections with a reset each, once SIZE bytes went on.
@@ -148,6 +165,7 @@ while ($open{$c} || $open{$s}) {
 			next;
 		}
 		strangers($d) if $h == $s;
+		flipat($h, \$d, $n);
 		pause($h, $n);
 		$pend{$h} .= $d;
 		flip(\$pend{$h});

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "serve/params.h"
+#include "core/params.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *d, size_t size);
 

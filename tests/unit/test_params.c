@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "check.h"
-#include "serve/params.h"
+#include "core/params.h"
 
 static struct serve_params req(uint8_t op, uint8_t end, const char *name)
 {

@@ -1,29 +1,13 @@
 // SPDX-License-Identifier: MIT
-/* The serve request inside the handshake; see params.h. */
+/* The serve request (dnd serve's params); see params.h. */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "serve/params.h"
+#include "core/be.h"
+#include "core/params.h"
 
 #define GIB (1ULL << 30)
-
-static void put_be(uint8_t *p, uint64_t v, unsigned int n)
-{
-	while (n--) {
-		p[n] = (uint8_t)v;
-		v >>= 8;
-	}
-}
-
-static uint64_t get_be(const uint8_t *p, unsigned int n)
-{
-	uint64_t v = 0;
-
-	while (n--)
-		v = v << 8 | *p++;
-	return v;
-}
 
 static const char *const end_names[SERVE_END_COUNT] = {
 	[SERVE_END_NAME] = "name",
@@ -60,15 +44,15 @@ size_t params_put(uint8_t *out, size_t cap, const struct serve_params *p)
 	memset(out, 0, SERVE_PARAMS_FIXED);
 	out[0] = p->op;
 	out[1] = p->flags;
-	put_be(out + 2, p->streams, 2);
+	be_put16(out + 2, p->streams);
 	out[4] = p->end;
-	put_be(out + 8, p->length, 8);
-	put_be(out + 16, p->bsz, 8);
+	be_put64(out + 8, p->length);
+	be_put64(out + 16, p->bsz);
 	out[24] = (uint8_t)mlen;
 	q = out + 25;
 	memcpy(q, p->method, mlen);
 	q += mlen;
-	put_be(q, p->name_len, 2);
+	be_put16(q, (uint16_t)p->name_len);
 	memcpy(q + 2, p->name, p->name_len);
 	q[2 + p->name_len] = 0;
 	return need;
@@ -99,7 +83,7 @@ static int params_check(const struct serve_params *p, const uint8_t *in,
 		bad = "a length without its flag";
 	else if (!p->streams || p->streams > 64)
 		bad = "stream count out of range";
-	else if (get_be(in + 5, 3))
+	else if (!be_zeros(in + 5, 3))
 		bad = "reserved bytes are not zero";
 	else if (!p->bsz || p->bsz > GIB)
 		bad = "buffer size out of range";
@@ -120,10 +104,10 @@ int params_get(const uint8_t *in, size_t len, struct serve_params *p,
 		goto short_msg;
 	p->op = in[0];
 	p->flags = in[1];
-	p->streams = (uint16_t)get_be(in + 2, 2);
+	p->streams = be_get16(in + 2);
 	p->end = in[4];
-	p->length = get_be(in + 8, 8);
-	p->bsz = get_be(in + 16, 8);
+	p->length = be_get64(in + 8);
+	p->bsz = be_get64(in + 16);
 	if (params_check(p, in, why, whylen))
 		return -EBADMSG;
 	mlen = in[24];
@@ -136,7 +120,7 @@ int params_get(const uint8_t *in, size_t len, struct serve_params *p,
 			goto short_msg;
 	memcpy(p->method, in + 25, mlen);
 	q = in + 25 + mlen;
-	nlen = (size_t)get_be(q, 2);
+	nlen = be_get16(q);
 	if (nlen >= PATH_MAX || len != SERVE_PARAMS_FIXED + mlen + nlen ||
 	    q[2 + nlen])
 		goto short_msg;

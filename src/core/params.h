@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * What a dnd serve client asks for, carried as the handshake's params (so
- * both key proofs cover it): push or pull, the name beneath DIR, the
+ * What a dnd serve client asks for, carried in its request (wire.h: inside
+ * TLS with a key): push or pull, the name beneath DIR, the
  * server end's method and buffer, the declared length, or instead of a
  * name one of the server's special ends (an enum, never a path). Strict.
  */

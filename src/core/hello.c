@@ -1,0 +1,244 @@
+// SPDX-License-Identifier: MIT
+/* A connection's opening: preambles, then TLS; see hello.h. */
+#include <sys/socket.h>
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <openssl/crypto.h>
+
+#include "core/chan.h"
+#include "core/hello.h"
+#include "core/io.h"
+#include "core/net.h"
+#include "core/stats.h"
+#include "core/tls.h"
+
+/* Waits until fd is ready for ev, or the deadline or a stop signal. */
+static int hello_wait(int fd, short ev, double deadline)
+{
+	struct pollfd p = { .fd = fd, .events = ev };
+	double left;
+	int r;
+
+	for (;;) {
+		if (io_stop_signal)
+			return -EINTR;
+		left = deadline - stats_now();
+		if (left <= 0)
+			return -ETIMEDOUT;
+		if (left > 3600)
+			left = 3600;
+		r = poll(&p, 1, (int)(left * 1000) + 1);
+		if (r == -1 && errno != EINTR)
+			return -errno;
+		if (r > 0)
+			return 0;
+	}
+}
+
+/* Moves exactly n bytes in one direction, each call non-blocking after a
+ * poll, so that a blocking socket cannot outlive the deadline. */
+static int hello_io(int fd, void *buf, size_t n, double deadline, bool out,
+		    int flags)
+{
+	size_t done = 0;
+	ssize_t r;
+	int err;
+
+	/* Through TLS: the socket's timeouts bound each call. */
+	if (chan_tls(fd)) {
+		err = net_tune(fd, deadline - stats_now());
+		if (!err && deadline <= stats_now())
+			err = -ETIMEDOUT;
+		if (!err)
+			err = out ? net_send_all(fd, buf, n) :
+				    net_recv_all(fd, buf, n);
+		return err == -EAGAIN ? -ETIMEDOUT : err;
+	}
+	while (done < n) {
+		err = hello_wait(fd, out ? POLLOUT : POLLIN, deadline);
+		if (err)
+			return err;
+		if (out)
+			r = send(fd, (char *)buf + done, n - done,
+				 MSG_DONTWAIT | MSG_NOSIGNAL);
+		else
+			r = recv(fd, (char *)buf + done, n - done,
+				 MSG_DONTWAIT | flags);
+		if (r == 0 && !out)
+			return -ENODATA;
+		if (r == -1 && errno != EAGAIN && errno != EINTR)
+			return -errno;
+		/* A peek sees all that is queued each time: the whole or
+		 * nothing counts. */
+		if (r > 0 && flags & MSG_PEEK && (size_t)r < n)
+			continue;
+		if (r > 0)
+			done += (size_t)r;
+	}
+	return 0;
+}
+
+int hello_recv_by(int fd, void *buf, size_t n, double deadline)
+{
+	return hello_io(fd, buf, n, deadline, false, 0);
+}
+
+int hello_send_by(int fd, const void *buf, size_t n, double deadline)
+{
+	return hello_io(fd, (void *)buf, n, deadline, true, 0);
+}
+
+/* Describes an I/O failure while waiting for or sending a preamble. */
+static int hello_io_fail(int err, const struct dnd_hello *h, bool mine,
+			 char *why, size_t len)
+{
+	const char *peer = h->role == DND_WIRE_ONESHOT ? "peer" :
+			   mine ? "server" : "client";
+
+	if (err == -ETIMEDOUT)
+		snprintf(why, len, "handshake timed out at the %s's preamble",
+			 peer);
+	else if (err == -ENODATA)
+		snprintf(why, len, "the %s closed the connection before its "
+			 "preamble", peer);
+	else
+		snprintf(why, len, "handshake: %s", strerror(-err));
+	return err;
+}
+
+/* TLS on fd with this end's settings, attached to it. 0 or -errno. */
+static int hello_tls(int fd, const struct dnd_hello *h, bool server,
+		     char *why, size_t len)
+{
+	struct dnd_tls_cfg cfg = *h->tls;
+	struct dnd_tls *t;
+	int r;
+
+	cfg.server = server;
+	cfg.deadline = h->deadline;
+	r = tls_open(&t, fd, &cfg, why, len);
+	if (r)
+		return r;
+	r = chan_attach(fd, t);
+	if (r) {
+		tls_free(t);
+		snprintf(why, len, "cannot keep the TLS session: %s",
+			 strerror(-r));
+	}
+	return r;
+}
+
+static void hello_pre(const struct dnd_hello *h, bool acceptor,
+		      uint8_t out[DND_WIRE_PRE_LEN])
+{
+	struct dnd_wire_pre p = {
+		.version = h->version,
+		.mode = h->tls ? DND_WIRE_KEY : DND_WIRE_NONE,
+	};
+
+	wire_put_pre(out, acceptor, &p);
+}
+
+int hello_open(int fd, const struct dnd_hello *h, char *why, size_t len)
+{
+	uint8_t b[DND_WIRE_PRE_LEN];
+	struct dnd_wire_pre p;
+	int r;
+
+	hello_pre(h, false, b);
+	r = hello_send_by(fd, b, sizeof(b), h->deadline);
+	if (!r)
+		r = hello_recv_by(fd, b, sizeof(b), h->deadline);
+	if (r)
+		return hello_io_fail(r, h, true, why, len);
+	r = wire_get_pre(b, true, h->role, h->version,
+			 h->tls ? DND_WIRE_KEY : DND_WIRE_NONE, &p, why, len);
+	if (r || !h->tls)
+		return r;
+	return hello_tls(fd, h, false, why, len);
+}
+
+int hello_accept(int fd, const struct dnd_hello *h, char *why, size_t len)
+{
+	uint8_t b[DND_WIRE_PRE_LEN], mine[DND_WIRE_PRE_LEN];
+	struct dnd_wire_pre p;
+	int r = hello_recv_by(fd, b, sizeof(b), h->deadline);
+
+	if (r)
+		return hello_io_fail(r, h, false, why, len);
+	r = wire_get_pre(b, false, h->role, h->version,
+			 h->tls ? DND_WIRE_KEY : DND_WIRE_NONE, &p, why, len);
+	/* Not a dnd peer, or no preamble: it hears nothing from us. */
+	if (r == -EBADMSG || r == -ENOPROTOOPT)
+		return r;
+	hello_pre(h, true, mine);
+	if (hello_send_by(fd, mine, sizeof(mine), h->deadline) && !r) {
+		snprintf(why, len, "handshake: cannot send the preamble");
+		return -EPIPE;
+	}
+	if (r || !h->tls)
+		return r;
+	return hello_tls(fd, h, true, why, len);
+}
+
+int hello_keyless_peek(int fd, const struct dnd_hello *h, char *why,
+		       size_t len)
+{
+	uint8_t b[DND_WIRE_PRE_LEN];
+	struct dnd_wire_pre p;
+	int r = hello_io(fd, b, 4, h->deadline, false, MSG_PEEK);
+
+	if (r || memcmp(b, "DNDa", 4))
+		return 0;	/* the header's own read says what went wrong */
+	r = hello_recv_by(fd, b, sizeof(b), h->deadline);
+	if (!r)
+		r = wire_get_pre(b, false, h->role, h->version, DND_WIRE_NONE,
+				 &p, why, len);
+	if (r == -EACCES || r == -EPROTO) {
+		hello_pre(h, true, b);
+		hello_send_by(fd, b, sizeof(b), h->deadline);
+	}
+	if (r == -EACCES || r == -EPROTO || r == -EBADMSG)
+		return r;
+	if (r)
+		snprintf(why, len, "a keyed sender's preamble: %s",
+			 strerror(-r));
+	else
+		snprintf(why, len, "a sender's preamble without a key");
+	return r ? r : -EBADMSG;
+}
+
+/* Stream 0's binding token. 0 or -EINVAL. */
+static int hello_token(int fd0, uint8_t out[DND_WIRE_TOKEN_LEN])
+{
+	const struct dnd_tls *t = chan_tls(fd0);
+	char err[160];
+
+	if (!t)
+		return -EINVAL;
+	return tls_export(t, DND_WIRE_TOKEN_LABEL, out, DND_WIRE_TOKEN_LEN,
+			  err, sizeof(err));
+}
+
+int hello_token_send(int fd0, int fd)
+{
+	uint8_t tok[DND_WIRE_TOKEN_LEN];
+	int r = hello_token(fd0, tok);
+
+	return r ? r : net_send_all(fd, tok, sizeof(tok));
+}
+
+int hello_token_check(int fd0, int fd)
+{
+	uint8_t tok[DND_WIRE_TOKEN_LEN], got[DND_WIRE_TOKEN_LEN];
+	int r = hello_token(fd0, tok);
+
+	if (!r)
+		r = net_recv_all(fd, got, sizeof(got));
+	if (r)
+		return r;
+	return CRYPTO_memcmp(tok, got, sizeof(tok)) ? -EACCES : 0;
+}

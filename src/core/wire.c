@@ -1,0 +1,168 @@
+// SPDX-License-Identifier: MIT
+/* The bytes around TLS: preambles, dnd serve's request and verdict; see
+ * wire.h. No I/O here, so all of it can be fuzzed. */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "core/be.h"
+#include "core/wire.h"
+
+static const char magic_open[4] = { 'D', 'N', 'D', 'a' };
+static const char magic_answer[4] = { 'D', 'N', 'D', 'b' };
+static const char magic_req[4] = { 'D', 'N', 'D', 'q' };
+static const char magic_verd[4] = { 'D', 'N', 'D', 'v' };
+static const char magic_oneshot[4] = { 'D', 'N', 'D', 'H' };
+
+void wire_put_pre(uint8_t out[DND_WIRE_PRE_LEN], bool from_acceptor,
+		  const struct dnd_wire_pre *p)
+{
+	memcpy(out, from_acceptor ? magic_answer : magic_open, 4);
+	be_put16(out + 4, p->version);
+	out[6] = p->mode;
+	out[7] = 0;
+}
+
+void wire_mode_why(enum dnd_wire_role role, bool acceptor,
+		   enum dnd_wire_mode mine, char *why, size_t len)
+{
+	const char *peer = role == DND_WIRE_ONESHOT ?
+			   (acceptor ? "sender" : "receiver") :
+			   (acceptor ? "client" : "server");
+
+	if (role == DND_WIRE_SERVE && !acceptor && mine == DND_WIRE_KEY)
+		snprintf(why, len, "the server runs without a key (keyless, "
+			 "loopback only) but this client has one; refusing an "
+			 "unauthenticated session");
+	else if (role == DND_WIRE_SERVE && !acceptor)
+		snprintf(why, len, "the server requires a key; give this "
+			 "client the server's key file");
+	else if (role == DND_WIRE_SERVE && mine == DND_WIRE_KEY)
+		snprintf(why, len, "the client has no key but this server "
+			 "requires one");
+	else if (role == DND_WIRE_SERVE)
+		snprintf(why, len, "the client uses a key but this server "
+			 "runs without one (keyless, loopback only)");
+	else if (mine == DND_WIRE_KEY)
+		snprintf(why, len, "the %s has no key; give it --key too, or "
+			 "drop --key here", peer);
+	else
+		snprintf(why, len, "the %s has a key; give --key here too, or "
+			 "drop it there", peer);
+}
+
+int wire_get_pre(const uint8_t in[DND_WIRE_PRE_LEN], bool from_acceptor,
+		 enum dnd_wire_role role, uint16_t version,
+		 enum dnd_wire_mode mode, struct dnd_wire_pre *p, char *why,
+		 size_t len)
+{
+	if (!from_acceptor && !memcmp(in, magic_oneshot, 4)) {
+		if (role == DND_WIRE_ONESHOT)
+			wire_mode_why(role, true, mode, why, len);
+		else
+			snprintf(why, len, "the peer speaks dnd's one-shot "
+				 "protocol (dnd send -c); a dnd server wants "
+				 "a handshake");
+		return role == DND_WIRE_ONESHOT ? -ENOPROTOOPT : -EBADMSG;
+	}
+	if (memcmp(in, from_acceptor ? magic_answer : magic_open, 4)) {
+		snprintf(why, len, "not a dnd %s (first bytes %02x %02x %02x "
+			 "%02x)", from_acceptor ? "server or receiver" :
+			 "client or sender", in[0], in[1], in[2], in[3]);
+		return -EBADMSG;
+	}
+	p->version = be_get16(in + 4);
+	p->mode = in[6];
+	/* The version first: another version may use the other fields. */
+	if (p->version != version) {
+		snprintf(why, len, "protocol version mismatch: this dnd speaks "
+			 "version %u, the %s speaks version %u", version,
+			 role == DND_WIRE_ONESHOT ?
+			 (from_acceptor ? "receiver" : "sender") :
+			 (from_acceptor ? "server" : "client"), p->version);
+		return -EPROTO;
+	}
+	if (in[7] || p->mode > DND_WIRE_KEY) {
+		snprintf(why, len, "malformed preamble (mode %u, reserved %u)",
+			 p->mode, in[7]);
+		return -EBADMSG;
+	}
+	if (p->mode != mode) {
+		wire_mode_why(role, !from_acceptor, mode, why, len);
+		return -EACCES;
+	}
+	return 0;
+}
+
+void wire_put_req(uint8_t out[DND_WIRE_REQ_LEN], uint16_t params_len)
+{
+	memcpy(out, magic_req, 4);
+	be_put16(out + 4, params_len);
+	be_put16(out + 6, 0);
+}
+
+int wire_get_req(const uint8_t in[DND_WIRE_REQ_LEN], uint16_t *params_len,
+		 char *why, size_t len)
+{
+	if (memcmp(in, magic_req, 4) || !be_zeros(in + 6, 2)) {
+		snprintf(why, len, "malformed request (first bytes %02x %02x "
+			 "%02x %02x)", in[0], in[1], in[2], in[3]);
+		return -EBADMSG;
+	}
+	*params_len = be_get16(in + 4);
+	if (*params_len > DND_WIRE_PARAMS_MAX) {
+		snprintf(why, len, "the request declares %u bytes of "
+			 "parameters; the limit is %d", *params_len,
+			 DND_WIRE_PARAMS_MAX);
+		return -EBADMSG;
+	}
+	return 0;
+}
+
+size_t wire_put_verdict(uint8_t *out, size_t cap, uint16_t status,
+			const char *reason)
+{
+	size_t n = strlen(reason), i;
+
+	if (cap < DND_WIRE_VERD_LEN)
+		return 0;
+	if (n > DND_WIRE_REASON_MAX)
+		n = DND_WIRE_REASON_MAX;
+	if (n > cap - DND_WIRE_VERD_LEN)
+		n = cap - DND_WIRE_VERD_LEN;
+	memcpy(out, magic_verd, 4);
+	be_put16(out + 4, status);
+	be_put16(out + 6, (uint16_t)n);
+	for (i = 0; i < n; i++)
+		out[DND_WIRE_VERD_LEN + i] = reason[i] >= 0x20 &&
+					     reason[i] < 0x7f ? reason[i] : '?';
+	return DND_WIRE_VERD_LEN + n;
+}
+
+int wire_get_verdict(const uint8_t in[DND_WIRE_VERD_LEN], uint16_t *status,
+		     uint16_t *reason_len, char *why, size_t len)
+{
+	if (memcmp(in, magic_verd, 4)) {
+		snprintf(why, len, "not a verdict (first bytes %02x %02x %02x "
+			 "%02x)", in[0], in[1], in[2], in[3]);
+		return -EBADMSG;
+	}
+	*status = be_get16(in + 4);
+	*reason_len = be_get16(in + 6);
+	if (*reason_len > DND_WIRE_REASON_MAX) {
+		snprintf(why, len, "the verdict's reason is %u bytes; the "
+			 "limit is %d", *reason_len, DND_WIRE_REASON_MAX);
+		return -EBADMSG;
+	}
+	return 0;
+}
+
+int wire_check_reason(const uint8_t *reason, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		if (reason[i] < 0x20 || reason[i] > 0x7e)
+			return -EBADMSG;
+	return 0;
+}
