@@ -179,7 +179,7 @@ sshd_stop() {
 
 names="plain-zero keyed-zero plain-rw-rw keyed-rw-rw plain-rw-mmap keyed-rw-mmap openssl scp"
 [ $keyed = 1 ] || names="plain-zero plain-rw-rw plain-rw-mmap openssl scp"
-declare -A v su ss ru rs st
+declare -A v su ss ru rs st rr
 for r in $(seq 1 "$rounds"); do
 	order=$names
 	[ $((r % 2)) = 1 ] || order=$(echo "$names" | tr " " "\n" | tac | tr '\n' ' ')
@@ -192,6 +192,11 @@ for r in $(seq 1 "$rounds"); do
 		[ -z "${RAW:-}" ] || echo "  round $r $n: $x MB/s, us/MB ${a:-} ${b:-} ${c:-} ${d:-}" >&2
 		[ -n "${tls:-}" ] || tls=$(grep -m1 -o 'tls: .*' "$dir/r.log" 2>/dev/null || true)
 	done
+	# Throughput swings between rounds here: each round's own ratio too.
+	for n in zero rw-rw rw-mmap; do
+		rr[$n]+=" $(awk -v k="${v[keyed-$n]##* }" -v p="${v[plain-$n]##* }" \
+			'BEGIN { if (k + 0 > 0 && p + 0 > 0) printf "%.2f\n", k / p; else print "failed" }')"
+	done
 done
 
 speed=$(${S[@]+"${S[@]}"} timeout 60 openssl speed -evp aes-128-gcm -seconds 3 2>/dev/null |
@@ -200,7 +205,11 @@ speed=$(${S[@]+"${S[@]}"} timeout 60 openssl speed -evp aes-128-gcm -seconds 3 2
 # shellcheck disable=SC2086
 m() { bench_median $1; }
 echo "# $(uname -r), $(nproc) CPUs, veth between namespaces, $size, $rounds alternating rounds, CPUs (sender,receiver): ${PIN:-unpinned}"
-echo "# keyed: ${tls:-${keyed/0/this dnd has no one-shot --key: keyed rows left out}}"
+if [ $keyed = 0 ]; then
+	echo "# keyed: this dnd has no one-shot --key: keyed rows left out"
+else
+	echo "# keyed: ${tls:-no tls line in the receiver report}"
+fi
 echo "# MB/s = $size / the sender's wall clock; us/MB = CPU per MB (10^6 B) of each end; medians"
 echo
 echo "| path | MB/s | send user | send sys | recv user | recv sys | steal % |"
@@ -226,6 +235,8 @@ if [ $keyed = 1 ]; then
 	echo "keyed/plaintext: zero -> null $(ratio keyed-zero plain-zero) (target 0.7x)," \
 		"file rw -> rw $(ratio keyed-rw-rw plain-rw-rw)," \
 		"file rw -> mmap $(ratio keyed-rw-mmap plain-rw-mmap) (target 0.9x)"
+	echo "  median of each round's own keyed/plaintext: zero -> null $(m "${rr[zero]}")x," \
+		"rw -> rw $(m "${rr[rw-rw]}")x, rw -> mmap $(m "${rr[rw-mmap]}")x"
 	echo "keyed/scp: zero -> null $(ratio keyed-zero scp) (target 2x)," \
 		"file rw -> rw $(ratio keyed-rw-rw scp); keyed/openssl: zero -> null $(ratio keyed-zero openssl)"
 fi
