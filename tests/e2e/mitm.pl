@@ -80,9 +80,10 @@ sub strangers {
 	my ($d) = @_;
 	return if $done || $mode ne 'stranger';
 	# The streams message travels inside TLS: the session's own
-	# listener, found beside the server's.
+	# listener, found beside the server's (an IPv6 socket shows the
+	# address as [::ffff:ADDR]).
 	my ($port) = grep { $_ != $tp && $_ != $lp }
-		map { /\Q$ta\E:(\d+)\s/ ? $1 : () } `ss -ltnH 2>/dev/null`;
+		map { /[ :\[]\Q$ta\E\]?:(\d+)\s/ ? $1 : () } `ss -ltnH 2>/dev/null`;
 	return unless $port;
 	for my $junk ("x" x 64, "DNDJ" . pack('nnQ>Q>Q>', 1, 2, 7, 0, 0) .
 		      "\0" x 32) {
@@ -102,9 +103,10 @@ sub strangers {
 my %seen;
 sub flipat {
 	my ($h, $r, $n) = @_;
+	return if $done || $mode ne 'flipat';
 	my $at = $size - ($seen{$h} // 0);
 	$seen{$h} += $n;
-	return if $done || $mode ne 'flipat' || $at < 0 || $at >= $n;
+	return if $at < 0 || $at >= $n;
 	substr($$r, $at, 1) = chr(ord(substr($$r, $at, 1)) ^ 1);
 	$done = 1;
 	print "flipped\n";
