@@ -79,6 +79,9 @@ UNIT_SRCS := $(sort $(wildcard tests/unit/test_*.c))
 UNIT_BINS := $(UNIT_SRCS:%.c=$(BUILD)/%)
 FUZZ_SRCS := $(sort $(wildcard tests/fuzz/fuzz_*.c))
 FUZZ_BINS := $(FUZZ_SRCS:%.c=$(BUILD)/%)
+# Helpers the end-to-end scripts run (tests/tools/*.c), found beside $(BIN).
+TOOL_SRCS := $(sort $(wildcard tests/tools/*.c))
+TOOL_BINS := $(TOOL_SRCS:%.c=$(BUILD)/%)
 BIN := $(BUILD)/dnd
 
 ifeq ($(V),1)
@@ -89,7 +92,7 @@ endif
 
 .PHONY: all deps test check asan-check smoke bench clean hdrcheck format format-check \
 	fuzz fuzz-bins
-.PHONY: check-headers check-quick install uninstall
+.PHONY: check-headers check-quick install uninstall tools
 
 all: $(BIN)
 
@@ -124,7 +127,7 @@ $(BUILD)/flags.txt: FORCE
 	@printf '%s\n' $(DND_FLAGS_Q) | cmp -s - $@ || \
 		printf '%s\n' $(DND_FLAGS_Q) > $@
 
-$(OBJS) $(UNIT_BINS) $(FUZZ_BINS): $(BUILD)/flags.txt
+$(OBJS) $(UNIT_BINS) $(FUZZ_BINS) $(TOOL_BINS): $(BUILD)/flags.txt
 
 .PHONY: FORCE
 FORCE:
@@ -159,6 +162,13 @@ $(BUILD)/tests/unit/%: tests/unit/%.c $(LIB_OBJS)
 	$(Q)$(CC) $(DND_CFLAGS) $(CPPFLAGS) $(CFLAGS) -Itests/unit -MMD -MP \
 		$(LDFLAGS) -o $@ $< $(LIB_OBJS) $(LIBS)
 
+# A tool stands alone: it links the libraries it names, none of dnd.
+$(BUILD)/tests/tools/%: tests/tools/%.c | check-headers
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $<")
+	$(Q)$(CC) $(DND_CFLAGS) $(CPPFLAGS) $(CFLAGS) -MMD -MP $(LDFLAGS) \
+		-o $@ $< -lxxhash
+
 $(BUILD)/tests/fuzz/%: tests/fuzz/%.c $(LIB_OBJS)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  FUZZCC  $<")
@@ -170,7 +180,7 @@ deps:
 
 # The suite: unit programs, then the loopback and netns end-to-end scripts.
 test check: deps
-	$(Q)$(MAKE) --no-print-directory all $(UNIT_BINS)
+	$(Q)$(MAKE) --no-print-directory all $(UNIT_BINS) $(TOOL_BINS)
 	$(Q)DND=$(CURDIR)/$(BIN) UNIT_DIR=$(BUILD)/tests/unit tests/run.sh
 
 # What a package build can run (dh_auto_test): the unit programs and one
@@ -196,6 +206,8 @@ fuzz:
 	$(Q)tests/fuzz/run.sh build-fuzz $(FUZZ_SECONDS) $(FUZZ_SRCS)
 
 fuzz-bins: $(FUZZ_BINS)
+
+tools: $(TOOL_BINS)
 
 smoke: deps all
 	$(Q)DND=$(CURDIR)/$(BIN) tests/smoke.sh
@@ -249,4 +261,4 @@ uninstall:
 clean:
 	rm -rf build build-san build-fuzz dnd
 
--include $(OBJS:.o=.d) $(UNIT_BINS:=.d) $(FUZZ_BINS:=.d)
+-include $(OBJS:.o=.d) $(UNIT_BINS:=.d) $(FUZZ_BINS:=.d) $(TOOL_BINS:=.d)
