@@ -26,7 +26,7 @@ build_depends() {
 
 PKGS="gcc make dpkg-dev $(build_depends | tr '\n' ' ')
 xxhash netcat-openbsd iproute2 iperf3 strace gnuplot-nox jq
-man-db groff-base mandoc lintian python3 python3-jsonschema curl"
+man-db groff-base mandoc lintian python3 python3-jsonschema curl openssl"
 # libclang-rt-dev holds libFuzzer; clang only recommends it.
 [ "${1:-}" = fuzz ] && PKGS="$PKGS clang libclang-rt-dev"
 
