@@ -134,7 +134,7 @@ done
 cpid=$!
 _pids+=("$cpid")
 wait_text "$T/c1.log" "peer client: paused"
-for i in $(seq 1 40); do
+for i in $(seq 1 200); do
 	live=$(scrape "$url" dnd_relay_flows_active)
 	[ "$live" = 2 ] && break
 	sleep 0.05

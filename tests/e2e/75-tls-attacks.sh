@@ -28,6 +28,9 @@ mkdir "$T/d"
 # front of 127.0.0.1:TARGET; MPID its PID.
 mitm() {
 	local target=$1
+	# The proxy connects as soon as its client comes: the target must
+	# listen by then (a receiver under ASan binds late).
+	wait_listen "$target"
 	next_port
 	MPORT=$PORT
 	bg "$T/m.log" timeout 60 "$PY3" "$MITM" --timeout 40 "$MPORT" 127.0.0.1 "$target" "${@:2}"

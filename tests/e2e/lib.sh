@@ -44,6 +44,7 @@ next_port() {
 # start_recv LOG ARGS...: dnd recv -p $PORT in the background; sets RPID.
 start_recv() {
 	local log=$1; shift
+	: >"$log"	# as bg()
 	"$DND" recv -p "$PORT" "$@" >"$log" 2>&1 &
 	RPID=$!
 	_pids+=("$RPID")
@@ -249,6 +250,9 @@ perl_peer() {
 # bg LOG CMD...: runs CMD in the background (killed at exit); sets BPID.
 bg() {
 	local log=$1; shift
+	# Emptied here, not only in the child: a wait on LOG that starts at
+	# once must not read an earlier run's lines.
+	: >"$log"
 	"$@" >"$log" 2>&1 &
 	BPID=$!
 	_pids+=("$BPID")
