@@ -15,29 +15,6 @@
 #include "core/stats.h"
 #include "core/tls.h"
 
-/* Waits until fd is ready for ev, or the deadline or a stop signal. */
-static int hello_wait(int fd, short ev, double deadline)
-{
-	struct pollfd p = { .fd = fd, .events = ev };
-	double left;
-	int r;
-
-	for (;;) {
-		if (io_stop_signal)
-			return -EINTR;
-		left = deadline - stats_now();
-		if (left <= 0)
-			return -ETIMEDOUT;
-		if (left > 3600)
-			left = 3600;
-		r = poll(&p, 1, (int)(left * 1000) + 1);
-		if (r == -1 && errno != EINTR)
-			return -errno;
-		if (r > 0)
-			return 0;
-	}
-}
-
 /* Moves exactly n bytes in one direction, each call non-blocking after a
  * poll, so that a blocking socket cannot outlive the deadline. */
 static int hello_io(int fd, void *buf, size_t n, double deadline, bool out,
@@ -58,7 +35,7 @@ static int hello_io(int fd, void *buf, size_t n, double deadline, bool out,
 		return err == -EAGAIN ? -ETIMEDOUT : err;
 	}
 	while (done < n) {
-		err = hello_wait(fd, out ? POLLOUT : POLLIN, deadline);
+		err = net_wait_by(fd, out ? POLLOUT : POLLIN, deadline);
 		if (err)
 			return err;
 		if (out)

@@ -226,6 +226,26 @@ int net_tune(int fd, double secs)
 	return 0;
 }
 
+int net_wait_by(int fd, short ev, double deadline)
+{
+	struct pollfd p = { .fd = fd, .events = ev };
+	double left;
+	int r;
+
+	for (;;) {
+		if (io_stop_signal)
+			return -EINTR;
+		left = deadline - stats_now();
+		if (left <= 0)
+			return -ETIMEDOUT;
+		r = poll(&p, 1, (int)((left > 3600 ? 3600 : left) * 1000) + 1);
+		if (r == -1 && errno != EINTR)
+			return -errno;
+		if (r > 0)
+			return 0;
+	}
+}
+
 int net_send_all(int fd, const void *buf, size_t n)
 {
 	const char *p = buf;

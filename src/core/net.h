@@ -46,6 +46,10 @@ int net_tune(int fd, double secs);
 
 /* Sends or receives exactly n bytes (blocking). 0, -errno, or -ENODATA when
  * the peer closed first. */
+/* Waits until fd is ready for ev (POLLIN, POLLOUT) by deadline
+ * (stats_now() seconds): 0, -ETIMEDOUT, -EINTR once io_stop_signal is
+ * set, or -errno. A signal that does not stop the run is waited out. */
+int net_wait_by(int fd, short ev, double deadline);
 int net_send_all(int fd, const void *buf, size_t n);
 int net_recv_all(int fd, void *buf, size_t n);
 
