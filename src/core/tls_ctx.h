@@ -1,0 +1,57 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A TLS session's insides, shared by tls.c (the handshake and the data)
+ * and tls_ctx.c (what the session authenticates with: the key file as an
+ * external PSK, certificates, the OpenSSL context). Nothing else uses it:
+ * the rest of dnd sees struct dnd_tls only through tls.h.
+ */
+#ifndef DND_TLS_CTX_H
+#define DND_TLS_CTX_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <openssl/ssl.h>
+
+#include "core/tls.h"
+#include "core/tls_err.h"
+
+/* The PSK: HKDF-SHA256 of the key file under a label of our own, so that
+ * the file's bytes never serve two purposes. PSK binders are SHA-256 ones,
+ * hence the session's TLS_AES_128_GCM_SHA256. */
+#define TLS_PSK_INFO	"dnd tls13 external psk v1"
+#define TLS_PSK_ID	"dnd1"
+#define TLS_PSK_LEN	32
+#define TLS_SUITES	"TLS_AES_128_GCM_SHA256:TLS_AES_256_GCM_SHA384:" \
+			"TLS_CHACHA20_POLY1305_SHA256"
+/* With certificates and a key, each end proves the key over the session. */
+#define TLS_CONFIRM	"dnd psk confirm v1"
+#define TLS_PROOF_LEN	32
+
+struct dnd_tls {
+	SSL_CTX *ctx;
+	SSL *ssl;
+	int fd;
+	bool have_psk, have_cert;
+	uint8_t psk[TLS_PSK_LEN];
+	struct tls_why why;
+	char ktls_why[320];
+};
+
+enum tls_op {
+	DND_TLS_HANDSHAKE = 0,
+	DND_TLS_READ,
+	DND_TLS_WRITE,
+};
+
+/* t->psk from the key file's n bytes (HKDF-SHA256). 0 or -EPROTO. */
+int tls_psk_derive(struct dnd_tls *t, const uint8_t *key, size_t n);
+
+/* t->ctx for cfg: TLS 1.3 only, with the PSK's callbacks, or with
+ * certs the peer's verification and this end's chain. 0 or -errno with
+ * err saying the cause and the fix. */
+int tls_ctx_setup(struct dnd_tls *t, const struct dnd_tls_cfg *cfg,
+		  bool certs, char *err, size_t len);
+
+#endif
