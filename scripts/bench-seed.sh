@@ -154,14 +154,16 @@ run() {
 	t1=$(date +%s.%N)
 	k1=$(bench_ticks)
 	[ "$dst" = /dev/null ] || rm -f "$dst"
-	# "Received N KiB in T sec: R MB/s": the receiver's clock, first byte
-	# received to last byte synced, in both programs.
+	# The receiver's clock, first byte received to last byte synced, in
+	# both programs: the 2006 "Received N KiB in T sec: R MB/s", dnd
+	# recv's "receiver: N bytes in T s: R MB/s".
 	awk -v b="$bytes" -v w="$t1" -v w0="$t0" -v st="$(bench_steal_pct "$k0" "$k1")" \
 	    -v cr="$(cat "$W/r.cpu")" -v cs="$(cat "$W/s.cpu")" '
-		/^Received [0-9]+ KiB in / { k = $2; r = $7 }
+		/^Received [0-9]+ KiB in / { n = $2 * 1024; r = $7 }
+		/^receiver: [0-9]+ bytes in / { n = $2; r = $7 }
 		END {
 			split(cr, a, " "); split(cs, c, " ")
-			if (k * 1024 != b) { print "fail: received " k " KiB"; exit }
+			if (n != b) { print "fail: received " n " bytes"; exit }
 			printf "%s %.3f %.3f %s\n", r, w - w0, a[1] + a[2] + c[1] + c[2], st
 		}' "$W/r.out"
 }

@@ -469,6 +469,7 @@ static int xfer_main(const struct opt_cmd *c, int argc, char **argv)
 	char why[320];
 
 	xfer_defaults(&x);
+	x.o.seed_line = c == &xfer_seed_cmd;
 	r = opt_parse(c, &x, argc, argv, &st);
 	if (r >= 0)
 		return r;

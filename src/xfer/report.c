@@ -4,6 +4,7 @@
  * result tables can be compared line by line; everything after it explains
  * the number (CPU, calls, sizes the kernel really gave, TCP state, verdict).
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli/opts.h"
@@ -108,16 +109,45 @@ static void report_tls(FILE *f, const struct dnd_result *r)
 	fprintf(f, "\n");
 }
 
-void report_text(FILE *f, const struct dnd_result *r)
+/*
+ * The line people quote, labelled as iperf3 labels its two ends. The
+ * sender's figure runs to the receiver's confirmation (with -P, the last
+ * stream's), what the user waited for; the seed's clock, which stops at
+ * the last byte handed to the socket, stands beside it. Units as in
+ * docs/json.md: sizes in bytes, rates decimal.
+ */
+static void report_headline(FILE *f, const struct dnd_result *r)
 {
-	char a[32], b[32];
 	double mbps = report_mbps(r);
+	double secs = r->sender && r->total_seconds > 0 ? r->total_seconds :
+			r->cost.wall;
+	double rate = report_rate(r->bytes, secs);
 
-	if (r->timed)
+	if (r->seed_line) {
 		fprintf(f, "\n%s %llu KiB in %.3f sec: %.3f MB/s (%.3f Gb/s)\n\n",
 			r->sender ? "Sent" : "Received",
 			(unsigned long long)(r->bytes / 1024), r->cost.wall,
 			mbps, mbps * 8 / 1000);
+		return;
+	}
+	fprintf(f, "\n%s: %llu bytes in %.3f s: %.3f MB/s (%.3f Gbit/s)",
+		r->sender ? "sender" : "receiver",
+		(unsigned long long)r->bytes, secs, rate, rate * 8 / 1000);
+	if (!r->sender)
+		fprintf(f, ", first byte to the last landed\n\n");
+	else if (r->total_seconds > 0)
+		fprintf(f, " to the receiver's confirmation; sent (the seed's "
+			"timing) in %.3f s: %.3f MB/s\n\n", r->cost.wall, mbps);
+	else
+		fprintf(f, " to the last byte sent; no confirmation came\n\n");
+}
+
+void report_text(FILE *f, const struct dnd_result *r)
+{
+	char a[32], b[32];
+
+	if (r->timed)
+		report_headline(f, r);
 	fprintf(f, "  method %s, %s %s, buffer %s (used %s)", r->method,
 		r->sender ? "to" : "from", r->peer[0] ? r->peer : "-",
 		opt_fmt_size(r->bsz, a, sizeof(a)),
@@ -157,7 +187,7 @@ void report_text(FILE *f, const struct dnd_result *r)
 		fprintf(f, "  resumed: %llu bytes kept from an earlier try, "
 			"%llu sent now\n", (unsigned long long)r->resumed_from,
 			(unsigned long long)r->bytes);
-	if (r->total_seconds > 0)
+	if (r->total_seconds > 0 && r->seed_line)
 		fprintf(f, "  total: %.3f s from the first byte to the "
 			"receiver's confirmation: %.3f MB/s\n",
 			r->total_seconds, (double)r->bytes /
@@ -243,6 +273,39 @@ void report_json_tls(struct json *j, const struct dnd_result *r)
 	json_obj_end(j);
 }
 
+/* An interval's own fields: a JSON Line's, or an "intervals" entry's. */
+static void report_interval_fields(struct json *j,
+				   const struct xfer_interval *iv)
+{
+	double secs = iv->end - iv->start;
+
+	json_f64(j, "start_seconds", iv->start);
+	json_f64(j, "end_seconds", iv->end);
+	json_u64(j, "bytes", iv->bytes);
+	json_f64(j, "mb_per_s", report_rate(iv->bytes, secs));
+	json_f64(j, "cpu_user_seconds", iv->cpu_user);
+	json_f64(j, "cpu_sys_seconds", iv->cpu_sys);
+	json_u64(j, "retransmits", iv->retrans);
+	json_u64(j, "rtt_us", iv->rtt_us);
+	json_bool(j, "last", iv->last);
+}
+
+static void report_json_intervals(struct json *j, const struct dnd_result *r)
+{
+	size_t i;
+
+	if (!r->intervals_on)
+		return;
+	json_arr_begin(j, "intervals");
+	for (i = 0; i < r->niv; i++) {
+		json_obj_begin(j, NULL);
+		report_interval_fields(j, &r->iv[i]);
+		json_obj_end(j);
+	}
+	json_arr_end(j);
+	json_u64(j, "intervals_lost", r->iv_lost);
+}
+
 void report_json(FILE *f, const struct dnd_result *r)
 {
 	struct json j;
@@ -316,6 +379,7 @@ void report_json(FILE *f, const struct dnd_result *r)
 	json_str(&j, "note", r->detail[0] ? r->detail : NULL);
 	json_str(&j, "sync", r->sync[0] ? r->sync : NULL);
 	json_str(&j, "warning", r->warning[0] ? r->warning : NULL);
+	report_json_intervals(&j, r);
 	if (r->peer_json)
 		json_raw(&j, "peer_report", r->peer_json);
 	json_end(&j);
@@ -336,18 +400,37 @@ void report_interval_text(const struct xfer_interval *iv, void *arg)
 
 void report_interval_json(const struct xfer_interval *iv, void *arg)
 {
-	double secs = iv->end - iv->start;
 	struct json j;
 
 	json_begin_doc(&j, arg, "interval");
-	json_f64(&j, "start_seconds", iv->start);
-	json_f64(&j, "end_seconds", iv->end);
-	json_u64(&j, "bytes", iv->bytes);
-	json_f64(&j, "mb_per_s", report_rate(iv->bytes, secs));
-	json_f64(&j, "cpu_user_seconds", iv->cpu_user);
-	json_f64(&j, "cpu_sys_seconds", iv->cpu_sys);
-	json_u64(&j, "retransmits", iv->retrans);
-	json_u64(&j, "rtt_us", iv->rtt_us);
-	json_bool(&j, "last", iv->last);
+	report_interval_fields(&j, iv);
 	json_end(&j);
+}
+
+void report_interval_keep(const struct xfer_interval *iv, void *arg)
+{
+	struct dnd_result *r = arg;
+
+	if (r->niv == r->iv_cap) {
+		size_t cap = r->iv_cap ? 2 * r->iv_cap : 64;
+		struct xfer_interval *n = realloc(r->iv, cap * sizeof(*n));
+
+		if (!n) {
+			r->iv_lost++;
+			return;
+		}
+		r->iv = n;
+		r->iv_cap = cap;
+	}
+	r->iv[r->niv++] = *iv;
+}
+
+void report_free(struct dnd_result *r)
+{
+	free(r->iv);
+	free(r->peer_json);
+	free(r->peer_text);
+	r->iv = NULL;
+	r->peer_json = r->peer_text = NULL;
+	r->niv = r->iv_cap = 0;
 }

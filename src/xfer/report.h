@@ -10,8 +10,11 @@
 
 #include "core/stats.h"
 
+struct xfer_interval;
+
 struct dnd_result {
 	bool sender;
+	bool seed_line;		/* the 2006 form: its first line as it was */
 	const char *method;
 	const char *file;
 	char peer[96];
@@ -57,9 +60,17 @@ struct dnd_result {
 	 * of printable ASCII); NULL when none came. */
 	char *peer_json;
 	char *peer_text;
+	/* --json with -i: the intervals kept for the report's "intervals"
+	 * (report_interval_keep); intervals_on: -i was given. */
+	bool intervals_on;
+	struct xfer_interval *iv;
+	size_t niv, iv_cap, iv_lost;
 };
 
-/* Writes the human report; the first line is seed 000's. */
+/* Writes the human report: its first line is the figure the user waited
+ * for, labelled "sender" or "receiver" (the sender's: to the receiver's
+ * confirmation, with the seed's timing beside it); with r->seed_line,
+ * seed 000's line as it was. */
 void report_text(FILE *f, const struct dnd_result *r);
 
 /* Writes one JSON object (valid also on failure, with "error"). */
@@ -77,5 +88,10 @@ struct xfer_interval;
  * the driver's on_interval callback. */
 void report_interval_text(const struct xfer_interval *iv, void *arg);
 void report_interval_json(const struct xfer_interval *iv, void *arg);
+/* --json with -i: keeps the interval in the struct dnd_result * given as
+ * arg, for report_json's "intervals" array (stdout stays one document).
+ * Free with report_free(). */
+void report_interval_keep(const struct xfer_interval *iv, void *arg);
+void report_free(struct dnd_result *r);
 
 #endif

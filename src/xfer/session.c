@@ -244,9 +244,12 @@ int session_setup_method(struct session *s)
 	s->t.length = e->known ? e->len - s->start : UINT64_MAX;
 	s->t.st[0].hash = s->hash;
 	s->t.interval = o->interval;
+	/* --json: stdout stays one document, the intervals inside it. */
 	s->t.on_interval = o->json_stream ? report_interval_json :
-					    report_interval_text;
-	s->t.interval_arg = s->out;
+			   o->json ? report_interval_keep :
+				     report_interval_text;
+	s->t.interval_arg = o->json && !o->json_stream ? (void *)&s->res :
+							  (void *)s->out;
 	r = xfer_setup(&s->t);
 	if (r) {
 		if (r == -EPERM && o->pipe_size)
@@ -455,6 +458,8 @@ static void session_fill_result(struct session *s)
 
 	xfer_totals(&s->t, &out);
 	r->sender = o->sender;
+	r->seed_line = o->seed_line;
+	r->intervals_on = o->interval > 0 && o->json && !o->json_stream;
 	r->method = o->m->name;
 	r->file = session_name(s);
 	r->bytes = xfer_done(&s->t);
@@ -538,7 +543,6 @@ int session_run(const struct session_opts *o)
 	else if (code != 2)
 		report_text(s.out, &s.res);
 	session_cleanup(&s, code);
-	free(s.res.peer_json);
-	free(s.res.peer_text);
+	report_free(&s.res);
 	return code;
 }

@@ -68,6 +68,7 @@ struct session_opts {
 	bool raw;		/* --raw: no framing, no verification */
 	bool verify;		/* false with --no-verify */
 	bool json;
+	bool seed_line;		/* the 2006 form: its report line as it was */
 	double timeout;		/* seconds without progress; 0 = none */
 	double connect_timeout;	/* sender: retry refused connects this long */
 	unsigned int streams;	/* sender, -P: TCP connections (1..64) */

@@ -13,10 +13,41 @@ for sm in rw mmap sendfile splice vmsplice; do
 			fail "zero -> null $sm -> $rm: $(cat "$T/s.log" "$T/r.log")"
 		grep -q "verify: counted (3145728 bytes)" "$T/s.log" ||
 			fail "zero -> null $sm -> $rm: $(cat "$T/s.log")"
-		grep -q "^Received 3072 KiB" "$T/r.log" || fail "receiver count: $(cat "$T/r.log")"
+		grep -q "^receiver: 3145728 bytes in " "$T/r.log" || fail "receiver count: $(cat "$T/r.log")"
 	done
 done
 ok "zero -> null for 20 pairs, counted on both sides"
+
+# The headline: labelled as iperf3 labels its ends, the sender's the whole
+# transfer to the receiver's confirmation (with -P, the last stream's), the
+# seed's timing beside it; no "total:" line repeating it.
+num='[0-9]+\.[0-9]{3}'
+xfer "-c 127.0.0.1 -P 2 -l 3Mi /dev/zero" "-m null /dev/null"
+[ "$SRC" = 0 ] && [ "$RRC" = 0 ] || fail "-P 2: $(cat "$T/s.log" "$T/r.log")"
+grep -Eqx "sender: 3145728 bytes in $num s: $num MB/s \($num Gbit/s\) to the receiver's confirmation; sent \(the seed's timing\) in $num s: $num MB/s" \
+	"$T/s.log" || fail "sender headline: $(cat "$T/s.log")"
+grep -Eqx "receiver: 3145728 bytes in $num s: $num MB/s \($num Gbit/s\), first byte to the last landed" \
+	"$T/r.log" || fail "receiver headline: $(cat "$T/r.log")"
+grep -q "total:\|KiB\|Gb/s" "$T/s.log" "$T/r.log" && fail "old units or total line: $(cat "$T/s.log" "$T/r.log")"
+# --raw has no confirmation: the line says so.
+xfer "-c 127.0.0.1 --raw -l 3Mi /dev/zero" "--raw -m null /dev/null"
+[ "$SRC" = 0 ] && [ "$RRC" = 0 ] || fail "--raw: $(cat "$T/s.log" "$T/r.log")"
+grep -Eqx "sender: 3145728 bytes in $num s: $num MB/s \($num Gbit/s\) to the last byte sent; no confirmation came" \
+	"$T/s.log" || fail "--raw sender headline: $(cat "$T/s.log")"
+# The 2006 form keeps its line exactly.
+next_port
+"$DND" -p "$PORT" -o /dev/null >"$T/r.log" 2>&1 &
+RPID=$!
+_pids+=("$RPID")
+wait_listen "$PORT"
+"$DND" -c 127.0.0.1 -p "$PORT" -l 3Mi /dev/zero >"$T/s.log" 2>&1 || fail "seed form send: $(cat "$T/s.log")"
+wait_recv
+[ "$RRC" = 0 ] || fail "seed form recv: $(cat "$T/r.log")"
+grep -Eqx "Sent 3072 KiB in $num sec: $num MB/s \($num Gb/s\)" "$T/s.log" ||
+	fail "seed form sender line: $(cat "$T/s.log")"
+grep -Eqx "Received 3072 KiB in $num sec: $num MB/s \($num Gb/s\)" "$T/r.log" ||
+	fail "seed form receiver line: $(cat "$T/r.log")"
+ok "headlines: sender to the confirmation beside the seed's timing, receiver; the 2006 form's lines as they were"
 
 # zero -> file lands verified zeros for every sender (rw writes and vmsplice
 # re-splices the same zeroed buffer: the receiver's hash proves they stayed

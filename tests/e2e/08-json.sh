@@ -67,3 +67,15 @@ jq -e '.verdict == "verified" and .syscalls.sync_file_range.calls == 2 and
 	.syscalls.fdatasync.calls == 1' <(json_of "$T/r.log") >/dev/null ||
 	fail "--sync stream accounting: $(cat "$T/r.log")"
 ok "--sync stream: writeback as data lands, counted"
+
+# --json -i: stdout is JSON only, so a pipe into jq works (issue 28's
+# "parse error: Invalid numeric literal" when interval text came first).
+next_port
+"$DND" recv -p "$PORT" -m null /dev/null >"$T/r.log" 2>&1 &
+RPID=$!
+mbps=$("$DND" send -c 127.0.0.1 -p "$PORT" -i 0.1 --json -l 512Mi /dev/zero \
+	2>"$T/s.err" | jq -e .mb_per_s) || fail "--json -i: stdout is not JSON: $(cat "$T/s.err")"
+wait_recv
+[ "$RRC" = 0 ] || fail "receiver: $(cat "$T/r.log")"
+[[ $mbps =~ ^[0-9.]+(e[-+]?[0-9]+)?$ ]] || fail "--json -i: mb_per_s is $mbps"
+ok "--json -i | jq .mb_per_s: $mbps"

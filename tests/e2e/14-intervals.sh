@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # -i SEC: a line per interval on both ends; --json-stream: JSON Lines on
-# stdout, flushed as written, intervals whose bytes add up to the report's.
+# stdout, flushed as written, intervals whose bytes add up to the report's;
+# --json: one document, the intervals in its "intervals" array.
 . "$(dirname "$0")/lib.sh"
 
 command -v jq >/dev/null || skip "jq is not installed"
@@ -26,6 +27,32 @@ for side in s r; do
 done
 n=$(json_of "$T/s.log" | grep -c '"type":"interval"')
 ok "--json-stream: $n intervals on the sender add up to the report, both ends"
+
+# --json with -i: stdout is one JSON document, the intervals inside it
+# (as iperf3 -J -i), adding up to the report's bytes; stderr apart.
+next_port
+"$DND" recv -p "$PORT" --json -i 0.1 -m null -b 1Mi /dev/null \
+	>"$T/rj.out" 2>"$T/rj.err" &
+RPID=$!
+_pids+=("$RPID")
+"$DND" send -p "$PORT" -c 127.0.0.1 --json -i 0.1 -P 2 -b 1Mi -l 1Gi \
+	/dev/zero >"$T/sj.out" 2>"$T/sj.err"
+SRC=$?
+wait_recv
+[ "$SRC" = 0 ] && [ "$RRC" = 0 ] ||
+	fail "--json -i: $(cat "$T/sj.out" "$T/sj.err" "$T/rj.out" "$T/rj.err")"
+for side in sj rj; do
+	jq -s -e 'length == 1 and .[0].type == "report" and
+		(.[0].intervals | length >= 1) and .[0].intervals_lost == 0 and
+		(.[0].intervals | all(.end_seconds > .start_seconds and
+			.bytes >= 0 and (.mb_per_s | type == "number"))) and
+		(.[0].intervals[-1].last == true) and
+		([.[0].intervals[].bytes] | add) == .[0].bytes and
+		.[0].bytes == 1073741824' "$T/$side.out" >/dev/null ||
+		fail "$side: stdout is not one report with its intervals: $(cat "$T/$side.out")"
+done
+n=$(jq '.intervals | length' "$T/sj.out")
+ok "--json -i: stdout is one JSON report, its $n intervals inside adding up"
 
 # Text lines, on the report's stream, without JSON.
 xfer "-c 127.0.0.1 -i 0.2 -l 1Gi /dev/zero" "-i 0.2 /dev/null"
