@@ -115,12 +115,18 @@ static void serve_log(const struct server *sv, const char *peer,
 		log_err("session %s: %s", peer, what);
 		return;
 	}
+	/* Every field docs/schema/serve_session.json requires: no request
+	 * was read, so no direction, name or method; no TLS ran. */
 	json_begin_doc(&j, stderr, "serve_session");
 	json_str(&j, "peer", peer);
+	json_str(&j, "direction", NULL);
+	json_str(&j, "name", NULL);
+	json_str(&j, "method", NULL);
 	json_u64(&j, "bytes", 0);
 	json_f64(&j, "seconds", secs);
 	json_str(&j, "verdict", "failed");
 	json_str(&j, "error", what);
+	json_str(&j, "tls", NULL);
 	json_end(&j);
 	fflush(stderr);
 }

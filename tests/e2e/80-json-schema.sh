@@ -1,9 +1,14 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# Real --json output of every subcommand against docs/schema/ (JSON Schema
-# 2020-12, Debian's python3-jsonschema): no field the schema does not list,
-# none it requires missing; and docs/json.md documents exactly the fields
-# the schemas allow. So neither the document nor a schema can fall behind.
+# Real --json output of every subcommand and mode against docs/schema/ (JSON
+# Schema 2020-12, Debian's python3-jsonschema): no field the schema does not
+# list, none it requires missing; every object a schema describes is closed
+# to unlisted fields; and docs/json.md documents exactly the fields the
+# schemas allow. So neither the document nor a schema can fall behind.
+# Modes: one-shot both ends (plain, keyed, zero copy, -P, -i with --json and
+# --json-stream), failures, interrupted runs, --resume, dnd serve's pushes
+# and pulls on both ends with its log, probe, bench, filebench, relay and
+# bench relay.
 . "$(dirname "$0")/lib.sh"
 need_py3 jsonschema
 DOCS=$(cd "$(dirname "$0")/../../docs" && pwd)
@@ -12,6 +17,7 @@ check() { "$PY3" "$CHK" "$DOCS" "$@" || fail "schema check $*"; }
 
 check doc
 check examples
+check closed
 
 # probe
 "$DND" probe --json >"$T/probe.jsonl" 2>"$T/probe.err" ||
@@ -81,6 +87,15 @@ check strict bench_relay_run "$T/br.jsonl"
 # docs/schema/report.json still has report.c's current names (its
 # $comment and docs/json.md say which names it will take).
 random_file "$T/src" 3000000
+# keep_reports WHAT PATTERN: both ends' logs hold PATTERN (grep -E); their
+# reports are kept for the validation below.
+keep_reports() {
+	local l
+	for l in s r; do
+		grep -Eq "$2" "$T/$l.log" || fail "$1 ($l): no $2: $(cat "$T/$l.log")"
+		json_of "$T/$l.log" >>"$T/report.jsonl"
+	done
+}
 xfer "-c 127.0.0.1 --json -m splice $T/src" "--json -m splice $T/dst"
 [ "$SRC" = 0 ] && [ "$RRC" = 0 ] || fail "transfer: $(cat "$T/s.log" "$T/r.log")"
 json_of "$T/s.log" >"$T/report.jsonl"
@@ -89,11 +104,7 @@ json_of "$T/r.log" >>"$T/report.jsonl"
 (umask 077; "$DND" serve --new-key "$T/key" 2>/dev/null) || fail "--new-key"
 xfer "-c 127.0.0.1 --json --key $T/key $T/src" "--json --key $T/key $T/dstk"
 [ "$SRC" = 0 ] && [ "$RRC" = 0 ] || fail "keyed transfer: $(cat "$T/s.log" "$T/r.log")"
-for l in s r; do
-	grep -q '"tls":{"version":"TLSv1.3","cipher":"TLS_AES_128_GCM_SHA256","group":"x25519","auth":"psk","ktls_tx":' "$T/$l.log" ||
-		fail "no tls object: $(cat "$T/$l.log")"
-	json_of "$T/$l.log" >>"$T/report.jsonl"
-done
+keep_reports keyed '"tls":\{"version":"TLSv1\.3","cipher":"TLS_AES_128_GCM_SHA256","group":"x25519","auth":"psk","ktls_tx":'
 grep -q '"tls":null' "$T/report.jsonl" || fail "keyless reports have no \"tls\":null"
 next_port
 expect_exit 1 "$DND" send --json -c 127.0.0.1 -p "$PORT" --connect-timeout 0 "$T/src"
@@ -104,6 +115,89 @@ if "$DND" probe --require msg-zerocopy >/dev/null 2>&1; then
 	grep -q '"zerocopy":{' "$T/s.log" || fail "no zerocopy object: $(cat "$T/s.log")"
 	json_of "$T/s.log" >>"$T/report.jsonl"
 fi
+# Interrupted: the sender stopped by SIGINT while its receiver (--resume)
+# is frozen; both write a failed report. Then the resumed transfer.
+head -c $((160 << 20)) /dev/urandom >"$T/big"
+mkdir "$T/res"
+SEND_ARGS=--json freeze_transfer "$T/big" "$T/res" --json --resume
+kill -INT "$SPID"
+wait_for "$SPID" 20
+src=$?
+kill -CONT "$RPID"
+wait_recv
+[ "$src" = 1 ] && [ "$RRC" = 1 ] ||
+	fail "interrupted: send $src recv $RRC: $(cat "$T/s.log" "$T/r.log")"
+keep_reports interrupted '^\{.*"ok":false'
+xfer "-c 127.0.0.1 --json $T/big" "--json --resume $T/res/dst"
+[ "$SRC" = 0 ] && [ "$RRC" = 0 ] || fail "--resume: $(cat "$T/s.log" "$T/r.log")"
+cmp -s "$T/big" "$T/res/dst" || fail "--resume: the file differs"
+keep_reports --resume '"resumed_from":[1-9]'
+rm -f "$T/big"
+
+# --json -i: one report on stdout with its intervals inside, both ends.
+xfer "-c 127.0.0.1 --json -i 0.1 -P 2 -l 256Mi /dev/zero" \
+	"--json -i 0.1 -m null /dev/null"
+[ "$SRC" = 0 ] && [ "$RRC" = 0 ] || fail "--json -i: $(cat "$T/s.log" "$T/r.log")"
+keep_reports "--json -i" '"intervals":\[\{"start_seconds":'
+
+# dnd serve: keyed pushes and pulls, the client's report (with the
+# server's peer_report) and the server's log lines; a wrong key and a
+# refused address fail on both ends.
+serve_sessions() { grep '^{' "$T/serve.err"; }	# where serve --json logs
+wait_sessions() { # wait_sessions N: until the log holds N sessions
+	local i
+	for i in $(seq 1 200); do
+		[ "$(serve_sessions | wc -l)" -ge "$1" ] && return 0
+		sleep 0.05
+	done
+	fail "want $1 serve_session lines: $(cat "$T/serve.err")"
+}
+(umask 077; "$DND" serve --new-key "$T/other" 2>/dev/null) || fail "--new-key"
+mkdir "$T/sd"
+next_port
+"$DND" serve --dir "$T/sd" -p "$PORT" --key "$T/key" --json --grace 1 \
+	>"$T/serve.out" 2>"$T/serve.err" &
+svpid=$!
+_pids+=("$svpid")
+wait_listen "$PORT"
+cli() { "$DND" "$@" -c 127.0.0.1 -p "$PORT" --json; }
+expect_exit 0 cli send --key "$T/key" --to pushed "$T/src"
+echo "$OUT" | grep '^{' >"$T/served.jsonl"
+cmp -s "$T/src" "$T/sd/pushed" || fail "served push differs"
+expect_exit 0 cli send --key "$T/key" -P 2 --to pushed2 "$T/src"
+echo "$OUT" | grep '^{' >>"$T/served.jsonl"
+expect_exit 0 cli recv --key "$T/key" --from pushed "$T/pulled"
+echo "$OUT" | grep '^{' >>"$T/served.jsonl"
+cmp -s "$T/src" "$T/pulled" || fail "served pull differs"
+expect_exit 1 cli send --key "$T/other" --to refused "$T/src"
+echo "$OUT" | grep '^{' >>"$T/served.jsonl"
+[ "$(grep -c '"peer_report":{' "$T/served.jsonl")" = 3 ] ||
+	fail "want the server's report in 3 client reports: $(cat "$T/served.jsonl")"
+cat "$T/served.jsonl" >>"$T/report.jsonl"
+wait_sessions 4
+# A connection --allow refuses never reaches a child: the parent logs it.
+next_port
+"$DND" serve --dir "$T/sd" -p "$PORT" --allow 192.0.2.0/24 --json \
+	>"$T/serve2.out" 2>"$T/serve2.err" &
+sv2=$!
+_pids+=("$sv2")
+wait_listen "$PORT"
+expect_exit 1 "$DND" send -c 127.0.0.1 -p "$PORT" --to x --json "$T/src"
+for _ in $(seq 1 200); do
+	grep -q '"refused: not in --allow"' "$T/serve2.err" && break
+	sleep 0.05
+done
+kill -TERM "$svpid" "$sv2"
+wait "$svpid" "$sv2"
+serve_sessions >"$T/sessions.jsonl"
+grep '^{' "$T/serve2.err" >>"$T/sessions.jsonl"
+for w in '"direction":"push"' '"direction":"pull"' '"direction":null' \
+	'"verdict":"failed"' '"error":"refused: not in --allow"'; do
+	grep -qF "$w" "$T/sessions.jsonl" || fail "no session with $w: $(cat "$T/sessions.jsonl")"
+done
+check validate serve_session "$T/sessions.jsonl"
+check strict serve_session "$T/sessions.jsonl"
+
 # Three streams, and intervals before the report on both ends.
 xfer "-c 127.0.0.1 --json-stream -i 0.1 -P 3 -l 64Mi /dev/zero" \
 	"--json-stream -i 0.1 -m null /dev/null"
@@ -117,4 +211,4 @@ check validate interval "$T/interval.jsonl"
 check strict interval "$T/interval.jsonl"
 check validate report "$T/report.jsonl"
 check strict report "$T/report.jsonl"
-ok "real output of probe, bench, filebench, relay, bench relay, send, recv and their intervals matches docs/schema"
+ok "real output of probe, bench, filebench, relay, bench relay, send and recv (one-shot, keyed, -P, -i, failed, interrupted, resumed, served), serve's log and intervals matches docs/schema"

@@ -7,6 +7,9 @@
       one field added, one removed and one nested field added: each must
       fail (the schema cannot quietly accept what it does not describe)
   schema_check.py DOCS examples              each schema's examples are valid
+  schema_check.py DOCS closed                every object a schema describes
+      refuses fields it does not list (additionalProperties or
+      unevaluatedProperties false; a $defs piece where it is used)
   schema_check.py DOCS doc                   docs/json.md documents every
       field of every schema and nothing else
 
@@ -74,6 +77,18 @@ def cmd_validate(schemas, tname, files):
     return n, bad
 
 
+def local_parts(s, root):
+    """s and the local pieces it applies in place: allOf entries and
+    "$ref": "#/$defs/NAME" ("#" itself is the whole document again)."""
+    out = [s]
+    for sub in s.get("allOf", []):
+        out += local_parts(sub, root)
+    ref = s.get("$ref", "")
+    if ref.startswith("#/$defs/"):
+        out += local_parts(root["$defs"][ref[len("#/$defs/"):]], root)
+    return out
+
+
 def cmd_strict(schemas, tname, path):
     v = validator(schemas, tname + ".json")
     with open(path) as f:
@@ -82,7 +97,9 @@ def cmd_strict(schemas, tname, path):
     extra = dict(obj, undocumented_field=1)
     if not errors_of(v, extra):
         bad.append("an undocumented top-level field was accepted")
-    req = schemas[tname + ".json"].get("required", [])
+    top = schemas[tname + ".json"]
+    req = [r for part in local_parts(top, top)
+           for r in part.get("required", [])]
     if req:
         less = {k: x for k, x in obj.items() if k != req[-1]}
         if not errors_of(v, less):
@@ -110,23 +127,62 @@ def cmd_examples(schemas):
     return n, bad
 
 
-def schema_paths(s, prefix=""):
+def schema_paths(s, prefix="", root=None):
     """Dotted field paths a schema allows; "*" for any key of a map, "[]"
-    for the items of an array."""
+    for the items of an array. Local $defs pieces count where they are
+    applied; a reference to another file is that file's to document."""
     out = []
+    root = root or s
+    for part in local_parts(s, root):
+        for k, sub in part.get("properties", {}).items():
+            if sub is False:
+                continue
+            p = prefix + k
+            out.append(p)
+            out += schema_paths(sub, p + ".", root)
+            if isinstance(sub.get("items"), dict):
+                out += schema_paths(sub["items"], p + "[].", root)
+        ap = part.get("additionalProperties")
+        if isinstance(ap, dict):
+            out.append(prefix + "*")
+            out += schema_paths(ap, prefix + "*.", root)
+    return list(dict.fromkeys(out))
+
+
+def closed_problems(s, where, closed_above=False):
+    """Where s, or a schema within it, describes an object that would take
+    a field it does not list. A $defs piece lists fields for the schema
+    that applies it, which must close them (unevaluatedProperties)."""
+    if not isinstance(s, dict):
+        return []
+    closes = (s.get("additionalProperties") is False or
+              s.get("unevaluatedProperties") is False)
+    shut = closes or closed_above
+    bad = []
+    if "properties" in s and not shut:
+        bad.append("%s: an object open to fields it does not list" % where)
+    if "#/$defs/" in s.get("$ref", "") and not shut:
+        bad.append("%s: applies %s without closing it" % (where, s["$ref"]))
     for k, sub in s.get("properties", {}).items():
-        if sub is False:
-            continue
-        p = prefix + k
-        out.append(p)
-        out += schema_paths(sub, p + ".")
-        if isinstance(sub.get("items"), dict):
-            out += schema_paths(sub["items"], p + "[].")
-    ap = s.get("additionalProperties")
-    if isinstance(ap, dict):
-        out.append(prefix + "*")
-        out += schema_paths(ap, prefix + "*.")
-    return out
+        bad += closed_problems(sub, "%s.%s" % (where, k))
+    for key in ("items", "additionalProperties"):
+        bad += closed_problems(s.get(key), "%s[%s]" % (where, key))
+    for i, sub in enumerate(s.get("allOf", [])):
+        bad += closed_problems(sub, "%s.allOf[%d]" % (where, i), shut)
+    for k, sub in s.get("$defs", {}).items():
+        bad += closed_problems(sub, "%s.$defs.%s" % (where, k), True)
+    for key in ("anyOf", "oneOf"):
+        if key in s:
+            bad.append("%s: %s, which this check does not read" % (where, key))
+    return bad
+
+
+def cmd_closed(schemas):
+    bad = []
+    for name, s in schemas.items():
+        if name != "common.json":
+            bad += closed_problems(s, name)
+    return bad
 
 
 def doc_sections(docs):
@@ -202,6 +258,10 @@ def main(argv):
     elif cmd == "examples":
         n, bad = cmd_examples(schemas)
         what = "%d schema examples valid" % n
+    elif cmd == "closed":
+        bad = cmd_closed(schemas)
+        what = "every object of %d schemas refuses unlisted fields" % (
+            len(schemas) - 1)
     elif cmd == "doc":
         bad = cmd_doc(schemas, docs)
         what = "docs/json.md documents every field of %d schemas" % (
