@@ -193,7 +193,7 @@ void bench_write_json(FILE *f, const struct bench *b)
 	"machine_steal_run_pct," \
 	"retransmits,ratio_memcpy," \
 	"ratio_pipe,ratio_iperf3,ratio_iperf3_l1m,ratio_copy,ratio_device," \
-	"best_in_row\n"
+	"best_in_row,key,name\n"
 
 static void csv_cell(FILE *f, const struct bench *b, const struct bench_cell *c)
 {
@@ -242,6 +242,7 @@ static void csv_cell(FILE *f, const struct bench *b, const struct bench_cell *c)
 		csv_f64(&r, ok && bench_ratio(b, c, ratio_keys[k]) > 0,
 			bench_ratio(b, c, ratio_keys[k]));
 	csv_f64(&r, ok, c->best);
+	csv_empty(&r, 2);	/* key, name: a reference's */
 	csv_row_end(&r);
 }
 
@@ -250,13 +251,14 @@ static void csv_ref(FILE *f, const struct bench *b, const struct bench_ref *x)
 	struct csv_row r;
 
 	csv_row_begin(&r, f);
+	/* The JSON's fields in the columns of their names: the key and the
+	 * name at the end. */
 	csv_str(&r, "reference");
-	csv_str(&r, x->key);
-	csv_empty(&r, 8); /* src .. streams */
+	csv_empty(&r, 9); /* table .. streams */
 	csv_u64(&r, b->o.window);
 	csv_empty(&r, 1);
 	csv_str(&r, x->ok ? "ok" : "not measured");
-	csv_str(&r, x->ok ? x->name : x->why);
+	csv_str(&r, x->why[0] ? x->why : NULL);
 	csv_empty(&r, 1);
 	csv_u64(&r, x->n);
 	csv_f64(&r, x->ok, x->mbps);
@@ -267,6 +269,8 @@ static void csv_ref(FILE *f, const struct bench *b, const struct bench_ref *x)
 	csv_empty(&r, 6);
 	csv_f64(&r, x->ok && x->usec_per_mb >= 0, x->usec_per_mb);
 	csv_empty(&r, 8 + NRATIO);	/* syscalls .. best_in_row */
+	csv_str(&r, x->key);
+	csv_str(&r, x->name);
 	csv_row_end(&r);
 }
 

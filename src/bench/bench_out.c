@@ -258,6 +258,17 @@ static void ratio_col(char *out, size_t len, int width, double x)
 	snprintf(out + at, len - at, " %*s", width, v);
 }
 
+/* A side's CPU: total us/MB, and in brackets its user and system parts in
+ * the same unit (medians; each run moved size bytes). */
+static void cpu_col(char *out, size_t len, double usmb, double user,
+		    double sys, uint64_t size)
+{
+	double mb = (double)size / 1e6;
+
+	snprintf(out, len, "%.0f (%.0f/%.0f)", usmb,
+		 mb > 0 ? user * 1e6 / mb : 0, mb > 0 ? sys * 1e6 / mb : 0);
+}
+
 static void print_details(FILE *f, const struct bench *b,
 			  const struct bench_group *g)
 {
@@ -270,7 +281,7 @@ static void print_details(FILE *f, const struct bench *b,
 	int sw = g->rbsz ? 20 : 12;
 
 	fprintf(f, "%-*s %-12s %6s %-13s %6s %-20s %-20s %-11s %5s %6s %5s%s "
-		"%s\n", sw, "send", "recv", "MB/s", "[min-max]", "Gb/s",
+		"%s\n", sw, "send", "recv", "MB/s", "[min-max]", "Gbit/s",
 		"snd us/MB (usr/sys)", "rcv us/MB (usr/sys)", "calls/MB",
 		"busy%", "steal%", "retr", iperf ? " x-iperf3-l1M" : disk ?
 		"  x-copy x-device" : "", "verdict");
@@ -284,10 +295,10 @@ static void print_details(FILE *f, const struct bench *b,
 		bench_row_name(g, (unsigned int)(c - &b->cells[g->first]) / g->ncols,
 			 sn, sizeof(sn));
 		snprintf(mm, sizeof(mm), "[%.0f-%.0f]", s->mbps_min, s->mbps_max);
-		snprintf(sd, sizeof(sd), "%.0f (%.2f/%.2f)", s->s_usmb,
-			 s->s_user, s->s_sys);
-		snprintf(rd, sizeof(rd), "%.0f (%.2f/%.2f)", s->r_usmb,
-			 s->r_user, s->r_sys);
+		cpu_col(sd, sizeof(sd), s->s_usmb, s->s_user, s->s_sys,
+			g->size);
+		cpu_col(rd, sizeof(rd), s->r_usmb, s->r_user, s->r_sys,
+			g->size);
 		snprintf(calls, sizeof(calls), "%.1f/%.1f", s->s_callsmb,
 			 s->r_callsmb);
 		if (iperf) {
@@ -318,7 +329,7 @@ static void print_refs(FILE *f, const struct bench *b)
 			fprintf(f, "%-62s not measured: %s\n", r->name, r->why);
 			continue;
 		}
-		fprintf(f, "%-62s %7.0f MB/s [%.0f-%.0f] %6.2f Gb/s", r->name,
+		fprintf(f, "%-62s %7.0f MB/s [%.0f-%.0f] %6.2f Gbit/s", r->name,
 			r->mbps, r->mbps_min, r->mbps_max, r->mbps * 8 / 1000);
 		if (r->usec_per_mb >= 0)
 			fprintf(f, ", CPU %.0f us/MB", r->usec_per_mb);

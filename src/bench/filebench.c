@@ -326,7 +326,7 @@ static const char *fb_unusable(const struct fb_path *p,
 static void fb_row(const struct fb_path *p, struct fb_run *runs,
 		   unsigned int n, const char *err)
 {
-	double mib[64], usr[64], sys[64], fs[64], ctx[64], lo, hi;
+	double mb[64], mib[64], usr[64], sys[64], fs[64], ctx[64], lo, hi;
 	unsigned int i;
 
 	if (err) {
@@ -334,19 +334,22 @@ static void fb_row(const struct fb_path *p, struct fb_run *runs,
 		return;
 	}
 	for (i = 0; i < n; i++) {
+		mb[i] = runs[i].mbps;
 		mib[i] = runs[i].mibps;
 		usr[i] = runs[i].usr_pct;
 		sys[i] = runs[i].sys_pct;
 		fs[i] = runs[i].fsync_s;
 		ctx[i] = (double)runs[i].ctx;
 	}
-	lo = hi = mib[0];
+	lo = hi = mb[0];
 	for (i = 1; i < n; i++) {
-		lo = mib[i] < lo ? mib[i] : lo;
-		hi = mib[i] > hi ? mib[i] : hi;
+		lo = mb[i] < lo ? mb[i] : lo;
+		hi = mb[i] > hi ? mb[i] : hi;
 	}
-	printf("%-14s %8.1f [%7.1f..%7.1f] %6.1f %6.1f %7.0f %8.3f  %s\n",
-	       p->name, fb_median(mib, n), lo, hi, fb_median(usr, n),
+	/* MB/s first, as everywhere; MiB/s beside it, for --bs 64Ki. */
+	printf("%-14s %8.1f [%7.1f..%7.1f] %8.1f %6.1f %6.1f %7.0f %8.3f  %s\n",
+	       p->name, fb_median(mb, n), lo, hi, fb_median(mib, n),
+	       fb_median(usr, n),
 	       fb_median(sys, n), fb_median(ctx, n), fb_median(fs, n),
 	       runs[0].content);
 }
@@ -455,13 +458,14 @@ int filebench_run(const struct fb_opts *o)
 		       "error\n");
 	else if (!o->json)
 		printf("filebench: %s per path, bs %s, %s, end fsync counted, "
-		       "%u run%s, dir %s (%s)\n%-14s %8s %-18s %6s %6s %7s %8s  "
-		       "%s\n", opt_fmt_size(o->size, a, sizeof(a)),
+		       "%u run%s, dir %s (%s)\n%-14s %8s %-18s %8s %6s %6s %7s "
+		       "%8s  %s\n", opt_fmt_size(o->size, a, sizeof(a)),
 		       opt_fmt_size(o->bs, b, sizeof(b)),
 		       o->rewrite ? "rewriting an existing file" :
 				   "a new file each run", o->repeat,
 		       o->repeat > 1 ? "s" : "", o->dir, fb_fstype(o->dir), "path",
-		       "MiB/s", " [min..max]", "usr%", "sys%", "ctx", "fsync s",
+		       "MB/s", " [min..max]", "MiB/s", "usr%", "sys%", "ctx",
+		       "fsync s",
 		       "content");
 	for (i = 0; i < FB_NPATHS && !io_stop_signal; i++)
 		if (fb_selected(o, fb_paths[i].name))

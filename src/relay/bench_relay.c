@@ -367,9 +367,11 @@ static void br_row(const struct bench_relay_opts *b, const struct br_run *runs,
 	if (ns)
 		snprintf(bps, sizeof(bps), "%.0f",
 			 stats_median(s, ns, NULL, NULL));
-	printf("%6u  %-8s %7.2f [%6.2f..%6.2f] %15s %12s %13s %7.1f  %s "
-	       "%u/%u\n", runs[0].flows, br_name(b, runs[0].mode), gm, lo, hi,
-	       cpu, pct, bps, stats_median(st, n, NULL, NULL),
+	/* MB/s first, as everywhere (10^6 bytes); Gbit/s beside it. */
+	printf("%6u  %-8s %7.0f [%6.0f..%6.0f] %7.2f %15s %12s %13s %7.1f  %s "
+	       "%u/%u\n", runs[0].flows, br_name(b, runs[0].mode), gm * 125,
+	       lo * 125, hi * 125, gm, cpu, pct, bps,
+	       stats_median(st, n, NULL, NULL),
 	       ok < n ? "FAILED" : b->no_verify ? "counted" : "verified",
 	       ok, n);
 	for (i = 0; i < n; i++)
@@ -394,8 +396,9 @@ static void br_header(const struct bench_relay_opts *b)
 	printf("relay CPU = user+sys of the relay process alone (getrusage; "
 	       "/proc/PID/stat for --via);\nthe load generator shares the "
 	       "machine. steal = the host's, over all CPUs (/proc/stat).\n\n");
-	printf("%6s  %-8s %24s %15s %12s %13s %7s  %s\n", "flows", "path",
-	       "Gbit/s median [min..max]", "relay CPU s/GiB", "relay CPU %",
+	printf("%6s  %-8s %24s %7s %15s %12s %13s %7s  %s\n", "flows", "path",
+	       "MB/s median [min..max]", "Gbit/s", "relay CPU s/GiB",
+	       "relay CPU %",
 	       "B/splice in", "steal%", "verdict");
 }
 

@@ -30,7 +30,22 @@ for t in "== zero -> null" "== file -> file" "== best path: zero -> null" \
 	expect_out "$t"
 done
 ls -d "$T"/dnd-bench.* 2>/dev/null && fail "scratch directory left in $T"
-ok "quick table, scratch directory removed"
+# The CPU columns: "us/MB (usr/sys)" gives the user and system parts in
+# us/MB too, so with one run per cell (--quick) they add up to the total.
+echo "$OUT" >"$T/table.txt"
+$PY3 - "$T/table.txt" <<'PY' || fail "CPU columns: $OUT"
+import re, sys
+rows = 0
+for line in open(sys.argv[1]):
+    for t, u, s in re.findall(r" (\d+) \((\d+)/(\d+)\)", line):
+        t, u, s = int(t), int(u), int(s)
+        if abs(u + s - t) > 2:
+            sys.exit("usr/sys %d/%d do not add up to %d us/MB: %s" % (u, s, t, line))
+        rows += t >= 10
+if not rows:
+    sys.exit("no CPU column of 10 us/MB or more")
+PY
+ok "quick table, CPU in us/MB with its usr/sys parts, scratch directory removed"
 
 # JSON Lines: every line is one object with the schema and the machine.
 n=$(wc -l <"$J")
@@ -105,7 +120,8 @@ want = ("kind,table,src,sink,send,recv,buffer_bytes,recv_buffer_bytes,"
         "machine_busy_pct,machine_busy_run_pct,machine_steal_pct,"
         "machine_steal_run_pct,"
         "retransmits,ratio_memcpy,"
-        "ratio_pipe,ratio_iperf3,ratio_iperf3_l1m,ratio_copy,ratio_device,best_in_row").split(",")
+        "ratio_pipe,ratio_iperf3,ratio_iperf3_l1m,ratio_copy,ratio_device,best_in_row,"
+        "key,name").split(",")
 def check(cond, what):
     if not cond:
         sys.exit("CSV: " + what)
@@ -123,15 +139,21 @@ for n, (r, o) in enumerate(zip(body, objs), 2):
               % (n, d["reason"], o["reason"]))
         check(int(d["buffer_bytes"]) == o["buffer_bytes"], "line %d buffer" % n)
         check(int(d["streams"]) == o["streams"], "line %d streams" % n)
+        check(d["key"] == "" and d["name"] == "", "line %d: a cell with a key" % n)
         if o["status"] == "ok":
             m = o["mb_per_s"]["median"]
             check(abs(float(d["mb_per_s"]) - m) <= 1e-5 * m, "line %d MB/s" % n)
         else:
             check(d["mb_per_s"] == "", "line %d: MB/s without a run" % n)
     else:
-        check(d["table"] == o["key"], "line %d reference key" % n)
-        check(d["reason"] == (o["name"] if o["ok"] else o["reason"]),
-              "line %d reference name" % n)
+        # Each JSON field in the column of its name.
+        check(d["table"] == "", "line %d: a reference with a table" % n)
+        check(d["key"] == o["key"], "line %d reference key" % n)
+        check(d["name"] == o["name"], "line %d reference name" % n)
+        check(d["reason"] == (o["reason"] or ""), "line %d reference reason: %r != %r"
+              % (n, d["reason"], o["reason"]))
+        check(d["status"] == ("ok" if o["ok"] else "not measured"),
+              "line %d reference status" % n)
     commas += "," in d["reason"]
 check(commas > 0, "no reason with a comma: quoting was not exercised")
 print("ok - CSV: %d columns on %d rows, %d fields with commas kept"
