@@ -233,9 +233,11 @@ format-check:
 	clang-format --dry-run --Werror src/*.c src/*/*.c src/*/*.h tests/unit/*.c tests/unit/*.h
 
 # `make install`: the program, its man pages, bash completion and docs; the
-# systemd unit and the docs/ pages join when they exist.
+# systemd unit and the docs/ pages join when they exist. The JSON schemas
+# go to DOCDIR/schema, beside json.md, which names them.
 MANPAGES := $(sort $(wildcard man/*.1))
 DOCS := README.md LICENSE $(sort $(wildcard docs/*.md))
+SCHEMAS := $(sort $(wildcard docs/schema/*.json))
 UNIT := $(wildcard contrib/dnd-serve.service)
 
 install: all
@@ -245,6 +247,8 @@ install: all
 	$(INSTALL) -m 0644 $(MANPAGES) $(DESTDIR)$(MANDIR)/man1
 	$(INSTALL) -m 0644 completion/dnd $(DESTDIR)$(BASHCOMPDIR)/dnd
 	$(INSTALL) -m 0644 $(DOCS) $(DESTDIR)$(DOCDIR)
+	$(INSTALL) -d $(DESTDIR)$(DOCDIR)/schema
+	$(INSTALL) -m 0644 $(SCHEMAS) $(DESTDIR)$(DOCDIR)/schema
 ifneq ($(UNIT),)
 	$(INSTALL) -d $(DESTDIR)$(SYSTEMDUNITDIR)
 	$(INSTALL) -m 0644 $(UNIT) $(DESTDIR)$(SYSTEMDUNITDIR)
@@ -255,8 +259,10 @@ uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/dnd $(DESTDIR)$(BASHCOMPDIR)/dnd \
 		$(addprefix $(DESTDIR)$(MANDIR)/man1/,$(notdir $(MANPAGES))) \
 		$(addprefix $(DESTDIR)$(DOCDIR)/,$(notdir $(DOCS))) \
+		$(addprefix $(DESTDIR)$(DOCDIR)/schema/,$(notdir $(SCHEMAS))) \
 		$(DESTDIR)$(SYSTEMDUNITDIR)/dnd-serve.service
-	rmdir --ignore-fail-on-non-empty $(DESTDIR)$(DOCDIR) 2>/dev/null || true
+	rmdir --ignore-fail-on-non-empty $(DESTDIR)$(DOCDIR)/schema \
+		$(DESTDIR)$(DOCDIR) 2>/dev/null || true
 
 clean:
 	rm -rf build build-san build-fuzz dnd

@@ -20,6 +20,9 @@ expected() {
 		[ -f "$f" ] || [ -f "$root/$f" ] || continue
 		echo "$p/share/doc/dnd/${f##*/}"
 	done
+	for f in "$root"/docs/schema/*.json; do
+		echo "$p/share/doc/dnd/schema/${f##*/}"
+	done
 	[ -n "$3" ] && echo "$3/dnd-serve.service"
 }
 

@@ -80,6 +80,10 @@ want=$(
 		z=; [ "$(stat -c %s "$f")" -gt 4096 ] && [ "${f##*/}" != json.md ] && z=.gz
 		echo "/usr/share/doc/dnd/${f##*/}$z"
 	done
+	# The JSON schemas beside json.md, uncompressed: validators read them.
+	for f in "$root"/docs/schema/*.json; do
+		echo "/usr/share/doc/dnd/schema/${f##*/}"
+	done
 	[ -f "$root/contrib/dnd-serve.service" ] &&
 		echo /lib/systemd/system/dnd-serve.service
 )
@@ -92,8 +96,12 @@ for f in "$root"/man/*.1; do
 done
 cmp -s "$root/completion/dnd" "$T/root/usr/share/bash-completion/completions/dnd" ||
 	fail "the packaged completion differs from completion/dnd"
+for f in "$root"/docs/json.md "$root"/docs/schema/*.json; do
+	cmp -s "$f" "$T/root/usr/share/doc/dnd/${f#"$root/docs/"}" ||
+		fail "the packaged ${f#"$root/"} differs from the tree's"
+done
 "$T/root/usr/bin/dnd" --help >/dev/null || fail "the packaged dnd does not run"
-ok "the package holds $(wc -l <<<"$got") files: program, man pages, completion, docs"
+ok "the package holds $(wc -l <<<"$got") files: program, man pages, completion, docs, json.md and its schemas"
 
 # --- lintian -----------------------------------------------------------------
 if command -v lintian >/dev/null; then
