@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
- * Transfer reports. The first line keeps seed 000's exact shape, so old
- * result tables can be compared line by line; everything after it explains
- * the number (CPU, calls, sizes the kernel really gave, TCP state, verdict).
+ * Transfer reports. The first line is the figure the user waited for (the
+ * 2006 form keeps seed 000's exact line, so old result tables can be
+ * compared line by line); everything after it explains the number (CPU,
+ * calls, sizes the kernel really gave, TCP state, verdict).
  */
 #include <stdlib.h>
 #include <string.h>
