@@ -37,7 +37,18 @@ static int tls_call(struct dnd_tls *t, enum tls_op op, void *buf, size_t n,
 		return SSL_read_ex(t->ssl, buf, n, done);
 	if (op == DND_TLS_WRITE)
 		return SSL_write_ex(t->ssl, buf, n, done);
+	if (op == DND_TLS_FLUSH)
+		return BIO_flush(SSL_get_wbio(t->ssl)) > 0;
 	return SSL_do_handshake(t->ssl);
+}
+
+/* SSL_get_error() for a call that failed; a flush is the BIO's alone. */
+static int tls_error(struct dnd_tls *t, enum tls_op op, int r)
+{
+	if (op != DND_TLS_FLUSH)
+		return SSL_get_error(t->ssl, r);
+	return BIO_should_retry(SSL_get_wbio(t->ssl)) ? SSL_ERROR_WANT_WRITE
+						       : SSL_ERROR_SYSCALL;
 }
 
 /*
@@ -54,7 +65,7 @@ static int tls_drive(struct dnd_tls *t, enum tls_op op, void *buf, size_t n,
 		sys = errno;
 		if (r == 1)
 			return 0;
-		e = SSL_get_error(t->ssl, r);
+		e = tls_error(t, op, r);
 		if (e == SSL_ERROR_ZERO_RETURN && op == DND_TLS_READ)
 			return 1;
 		if (e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE)
@@ -216,6 +227,34 @@ static int tls_setup(struct dnd_tls *t, const struct dnd_tls_cfg *cfg,
 	return r;
 }
 
+/*
+ * After the handshake, records that stay in user space move in batches:
+ * the receiver reads ahead into the TLS_BATCH read buffer (one recv() for
+ * many records instead of two per record), and the sender's records gather
+ * in a buffer BIO that tls_write() flushes once per call. A direction the
+ * kernel took (kTLS) keeps its socket BIO as it is.
+ */
+static int tls_batch(struct dnd_tls *t, char *err, size_t len)
+{
+	BIO *sock = SSL_get_wbio(t->ssl), *b;
+
+	if (!tls_ktls_rx(t))
+		SSL_set_read_ahead(t->ssl, 1);
+	if (tls_ktls_tx(t))
+		return 0;
+	b = BIO_new(BIO_f_buffer());
+	if (!b || !BIO_set_write_buffer_size(b, TLS_BATCH) ||
+	    !BIO_up_ref(sock)) {
+		BIO_free(b);
+		ERR_clear_error();
+		snprintf(err, len, "cannot set up a TLS session in OpenSSL");
+		return -ENOMEM;
+	}
+	SSL_set0_wbio(t->ssl, BIO_push(b, sock));
+	t->gather = true;
+	return 0;
+}
+
 int tls_open(struct dnd_tls **out, int fd, const struct dnd_tls_cfg *cfg,
 	     char *err, size_t len)
 {
@@ -233,6 +272,8 @@ int tls_open(struct dnd_tls **out, int fd, const struct dnd_tls_cfg *cfg,
 	fcntl(fd, F_SETFL, fl | O_NONBLOCK);
 	r = tls_setup(t, cfg, err, len);
 	fcntl(fd, F_SETFL, fl);
+	if (!r)
+		r = tls_batch(t, err, len);
 	if (r) {
 		tls_free(t);
 		return r;
@@ -258,7 +299,7 @@ static ssize_t tls_io(struct dnd_tls *t, enum tls_op op, void *buf, size_t n,
 		sys = errno;
 		if (r == 1)
 			return (ssize_t)done;
-		e = SSL_get_error(t->ssl, r);
+		e = tls_error(t, op, r);
 	} while ((e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE) &&
 		 sys == EINTR && !io_stop_signal);
 	if (e == SSL_ERROR_ZERO_RETURN && op == DND_TLS_READ)
@@ -307,11 +348,23 @@ static ssize_t tls_write_reset(struct dnd_tls *t, ssize_t r, char *err,
 	return a;
 }
 
+/* Each SSL_write_ex() takes one record (SSL_MODE_ENABLE_PARTIAL_WRITE):
+ * all of buf goes in as records, gathered, then out in one flush. */
 ssize_t tls_write(struct dnd_tls *t, const void *buf, size_t n, char *err,
 		  size_t len)
 {
-	ssize_t r = tls_io(t, DND_TLS_WRITE, (void *)buf, n, err, len);
+	size_t off = 0;
+	ssize_t r;
 
+	do {
+		r = tls_io(t, DND_TLS_WRITE, (uint8_t *)buf + off, n - off,
+			   err, len);
+		off += r > 0 ? (size_t)r : 0;
+	} while (r > 0 && off < n && t->gather);
+	if (r > 0 && t->gather)
+		r = tls_io(t, DND_TLS_FLUSH, NULL, 0, err, len);
+	if (r >= 0)
+		return (ssize_t)off;
 	return r == -ECONNRESET || r == -EPIPE ? tls_write_reset(t, r, err,
 								 len) : r;
 }

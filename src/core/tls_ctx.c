@@ -158,6 +158,9 @@ int tls_ctx_setup(struct dnd_tls *t, const struct dnd_tls_cfg *cfg,
 	}
 	SSL_CTX_set_options(t->ctx, SSL_OP_ENABLE_KTLS | SSL_OP_NO_TICKET);
 	SSL_CTX_set_mode(t->ctx, SSL_MODE_ENABLE_PARTIAL_WRITE);
+	/* Room for the records tls_batch() reads ahead; allocated by the
+	 * handshake, read ahead only after it (kTLS takes no read-ahead). */
+	SSL_CTX_set_default_read_buffer_len(t->ctx, TLS_BATCH);
 	/* A server that verifies peers refuses to resume (here: to take
 	 * the PSK) without a session id context. */
 	if (cfg->server &&

@@ -28,12 +28,17 @@
 /* With certificates and a key, each end proves the key over the session. */
 #define TLS_CONFIRM	"dnd psk confirm v1"
 #define TLS_PROOF_LEN	32
+/* Records in user space gather up to this much ciphertext per send() and
+ * come in up to this much per recv(): one system call per 16 KiB record,
+ * two on the receiver (header, then body), cost more than the copy. */
+#define TLS_BATCH	(256 * 1024)
 
 struct dnd_tls {
 	SSL_CTX *ctx;
 	SSL *ssl;
 	int fd;
 	bool have_psk, have_cert;
+	bool gather;		/* the write BIO gathers records: flush them */
 	uint8_t psk[TLS_PSK_LEN];
 	struct tls_why why;
 	char ktls_why[320];
@@ -43,6 +48,7 @@ enum tls_op {
 	DND_TLS_HANDSHAKE = 0,
 	DND_TLS_READ,
 	DND_TLS_WRITE,
+	DND_TLS_FLUSH,		/* the records gathered in the write BIO */
 };
 
 /* t->psk from the key file's n bytes (HKDF-SHA256). 0 or -EPROTO. */
