@@ -18,11 +18,16 @@
 #                        with 5.9 s of system CPU, after bench_warm at 1021
 #                        MB/s with 1.7 s. Which program ran after an idle
 #                        moment decided file -> file ratios.
-#   bench_ticks          "steal total": /proc/stat's ticks of all CPUs
-#                        (%.0f: mawk prints integers past 2^31 as %.6g)
+#   bench_ticks          "steal total busy": /proc/stat's ticks of all CPUs
+#                        (%.0f: mawk prints integers past 2^31 as %.6g);
+#                        busy is user, nice, system, irq and softirq
 #   bench_steal_pct A B  steal between two bench_ticks, in % of all CPUs
 #                        (on a VM, the host ran something else while these
 #                        CPUs had work: the run is slower than the code is)
+#   bench_other_pct A B SEC  the CPU that others used between two
+#                        bench_ticks, in % of all CPUs: the machine's busy
+#                        ticks less SEC seconds of the run's own CPU (other
+#                        programs on a shared machine slow the run too)
 bench_pin() {
 	S=() R=()
 	[ -n "${PIN:-}" ] || return 0
@@ -58,7 +63,15 @@ bench_warm() {
 
 bench_ticks() {
 	awk '$1 == "cpu" { t = 0; for (i = 2; i <= 9 && i <= NF; i++) t += $i
-		printf "%s %.0f\n", (NF >= 9 ? $9 : 0), t; exit }' /proc/stat
+		printf "%s %.0f %.0f\n", (NF >= 9 ? $9 : 0), t,
+			$2 + $3 + $4 + $7 + $8; exit }' /proc/stat
+}
+
+bench_other_pct() {
+	awk -v a="$1" -v b="$2" -v s="$3" -v hz="$(getconf CLK_TCK)" \
+		'BEGIN { split(a, x, " "); split(b, y, " "); d = y[2] - x[2]
+		o = d > 0 ? 100 * (y[3] - x[3] - s * hz) / d : 0
+		printf "%.1f\n", (o > 0 ? o : 0) }'
 }
 
 bench_steal_pct() {

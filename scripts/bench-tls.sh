@@ -13,8 +13,10 @@
 # figures are medians: MB/s = SIZE / the sender's wall clock (connect to
 # exit), CPU user and sys in us per MB from /usr/bin/time for each end (an
 # end's children included: ssh under scp, sshd's session and scp -t), and
-# the steal of each run. `openssl speed -evp aes-128-gcm` is the one-core
-# limit of the cipher alone.
+# the steal of each run and the CPU that other programs used meanwhile
+# (both in % of all CPUs; the load average is printed at the start and the
+# end). `openssl speed -evp aes-128-gcm` is the one-core limit of the
+# cipher alone.
 # Usage: scripts/bench-tls.sh [SIZE=1Gi] [ROUNDS=5]
 # ARGS: dnd's options on both ends (default -w 0).
 # PIN=S,R pins every sender to CPU S and every receiver to R (default 0,1;
@@ -179,14 +181,20 @@ sshd_stop() {
 
 names="plain-zero keyed-zero plain-rw-rw keyed-rw-rw plain-rw-mmap keyed-rw-mmap openssl scp"
 [ $keyed = 1 ] || names="plain-zero plain-rw-rw plain-rw-mmap openssl scp"
-declare -A v su ss ru rs st rr
+declare -A v su ss ru rs st ot rr
+load0=$(cut -d' ' -f1-3 /proc/loadavg)
 for r in $(seq 1 "$rounds"); do
 	order=$names
 	[ $((r % 2)) = 1 ] || order=$(echo "$names" | tr " " "\n" | tac | tr '\n' ' ')
 	for n in $order; do
 		k0=$(bench_ticks)
 		read -r x a b c d <<<"$(row "$n")"
-		st[$n]+=" $(bench_steal_pct "$k0" "$(bench_ticks)")"
+		k1=$(bench_ticks)
+		st[$n]+=" $(bench_steal_pct "$k0" "$k1")"
+		# The run's own CPU in seconds: its us/MB times the MB.
+		ot[$n]+=" $(bench_other_pct "$k0" "$k1" "$(awk -v b="$bytes" \
+			-v c="${a:-0} ${b:-0} ${c:-0} ${d:-0}" 'BEGIN { split(c, u, " ")
+			printf "%.3f", (u[1] + u[2] + u[3] + u[4]) * b / 1e12 }')")"
 		v[$n]+=" $x" su[$n]+=" ${a:-failed}" ss[$n]+=" ${b:-failed}"
 		ru[$n]+=" ${c:-failed}" rs[$n]+=" ${d:-failed}"
 		[ -z "${RAW:-}" ] || echo "  round $r $n: $x MB/s, us/MB ${a:-} ${b:-} ${c:-} ${d:-}" >&2
@@ -211,9 +219,10 @@ else
 	echo "# keyed: ${tls:-no tls line in the receiver report}"
 fi
 echo "# MB/s = $size / the sender's wall clock; us/MB = CPU per MB (10^6 B) of each end; medians"
+echo "# load average at the start $load0, at the end $(cut -d' ' -f1-3 /proc/loadavg)"
 echo
-echo "| path | MB/s | send user | send sys | recv user | recv sys | steal % |"
-echo "| --- | --- | --- | --- | --- | --- | --- |"
+echo "| path | MB/s | send user | send sys | recv user | recv sys | steal % | others % |"
+echo "| --- | --- | --- | --- | --- | --- | --- | --- |"
 for n in $names; do
 	case $n in
 	plain-zero) d="dnd zero -> null, plaintext" ;;
@@ -225,9 +234,9 @@ for n in $names; do
 	openssl) d="socat OPENSSL, TLS 1.3 AES-128-GCM (file -> null)" ;;
 	scp) d="scp -c aes128-gcm@openssh.com (file -> file)" ;;
 	esac
-	echo "| $d | $(m "${v[$n]}") | $(m "${su[$n]}") | $(m "${ss[$n]}") | $(m "${ru[$n]}") | $(m "${rs[$n]}") | $(m "${st[$n]}") |"
+	echo "| $d | $(m "${v[$n]}") | $(m "${su[$n]}") | $(m "${ss[$n]}") | $(m "${ru[$n]}") | $(m "${rs[$n]}") | $(m "${st[$n]}") | $(m "${ot[$n]}") |"
 done
-echo "| openssl speed -evp aes-128-gcm, 16 KiB blocks, one core | $speed | | | | | |"
+echo "| openssl speed -evp aes-128-gcm, 16 KiB blocks, one core | $speed | | | | | | |"
 echo
 ratio() { awk -v a="$(m "${v[$1]}")" -v b="$(m "${v[$2]}")" \
 	'BEGIN { if (a + 0 > 0 && b + 0 > 0) printf "%.2fx", a / b; else print "n/a" }'; }
