@@ -416,6 +416,16 @@ static bool fb_selected(const struct fb_opts *o, const char *name)
 	return strstr(o->only, key) != NULL;
 }
 
+uint64_t filebench_need(const struct fb_opts *o)
+{
+	uint64_t n = 0;
+	size_t i;
+
+	for (i = 0; i < FB_NPATHS; i++)
+		n += fb_selected(o, fb_paths[i].name);
+	return o->size * (o->keep ? n : !!n);
+}
+
 void filebench_list(FILE *f)
 {
 	size_t i;

@@ -26,6 +26,10 @@ void filebench_list(FILE *f);
 /* Whether name (len bytes, not NUL-terminated) is a path's name. */
 bool filebench_known(const char *name, size_t len);
 
+/* The bytes the selected paths hold on disk at the most: one file at a
+ * time, or one per path with --keep. */
+uint64_t filebench_need(const struct fb_opts *o);
+
 /*
  * Runs every path o selects, o->repeat times each, into files under o->dir,
  * printing the table (or JSON/CSV lines) on stdout. Returns 0, or 1 when a

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* dnd filebench's command line; the bench itself is src/bench/filebench.c. */
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -8,6 +9,7 @@
 #include "bench/filebench.h"
 #include "cli/cmd_filebench.h"
 #include "cli/opt_parse.h"
+#include "cli/opts.h"
 #include "core/log.h"
 
 /* --paths: each name checked, kept as ",a,b," for the bench to select. */
@@ -82,6 +84,27 @@ static void fb_help_paths(FILE *f)
 	filebench_list(f);
 }
 
+/* Whether --dir has room for what the runs write; adds to st->bad. */
+static void fb_check_room(struct opt_state *st, const struct fb_opts *o)
+{
+	uint64_t need = filebench_need(o), room;
+	char a[32], b[32];
+	struct statvfs vs;
+
+	if (statvfs(o->dir, &vs))
+		return;		/* the runs themselves will say what is wrong */
+	room = (uint64_t)vs.f_bavail * vs.f_frsize;
+	if (room >= need)
+		return;
+	log_err("--dir %s has %.1f %s free; the runs need %s (--size %s%s): "
+		"give a smaller --size or another --dir", o->dir,
+		(double)room / (room >> 30 ? 1 << 30 : 1 << 20),
+		room >> 30 ? "GiB" : "MiB", opt_fmt_size(need, a, sizeof(a)),
+		opt_fmt_size(o->size, b, sizeof(b)), o->keep ?
+		" for each path, kept with --keep" : "");
+	st->bad++;
+}
+
 /* Words that are not options, --json with --csv, the directory. */
 static void fb_check(struct opt_state *st, void *obj)
 {
@@ -100,6 +123,8 @@ static void fb_check(struct opt_state *st, void *obj)
 	if (stat(o->dir, &sb) || !S_ISDIR(sb.st_mode) || access(o->dir, W_OK)) {
 		log_err("--dir %s: not a writable directory", o->dir);
 		st->bad++;
+	} else {
+		fb_check_room(st, o);
 	}
 }
 

@@ -11,6 +11,7 @@
 #include "cli/cmd_xfer.h"
 #include "cli/opt_keys.h"
 #include "cli/opt_parse.h"
+#include "core/io.h"
 #include "core/land.h"
 #include "core/log.h"
 #include "core/proto.h"
@@ -482,7 +483,9 @@ static int xfer_main(const struct opt_cmd *c, int argc, char **argv)
 	}
 	r = x.to || x.from || x.peer_end ? xfer_served(&x) : session_run(&x.o);
 	key_wipe(&key);
-	return r;
+	/* Stopped by a signal: 128 + its number, as shells expect (130 for
+	 * Ctrl-C, 143 for SIGTERM), the cause printed all the same. */
+	return r == 1 && io_stop_signal ? 128 + io_stop_signal : r;
 }
 
 int cmd_send(int argc, char **argv)

@@ -334,7 +334,7 @@ void opt_help(const struct opt_cmd *c, const void *obj, FILE *f)
 		for (d = p->defs; d->name; d++)
 			if (opt_for_cmd(c, d) && !opt_group_seen(c, d))
 				opt_group(f, c, d->group, obj);
-	fprintf(f, "\nHelp:\n  -h, --help%*sthis text\n      --version%*s"
+	fprintf(f, "\nHelp:\n  -h, --help%*sthis text\n  -V, --version%*s"
 		"dnd's version, the kernel and the features built in\n",
 		OPT_HELP_COL - 12, "", OPT_HELP_COL - 15, "");
 	if (c->help_more)

@@ -349,6 +349,7 @@ static void opt_getopt_tables(const struct opt_state *st, struct option *lo,
 
 	shorts[s++] = ':';
 	shorts[s++] = 'h';
+	shorts[s++] = 'V';
 	for (g = 0; g < st->n; g++) {
 		const struct opt_def *d = st->def[g];
 		int has = opt_has_arg(d);
@@ -408,7 +409,7 @@ int opt_parse(const struct opt_cmd *c, void *obj, int argc, char **argv,
 	      struct opt_state *st)
 {
 	struct option lo[2 * DND_OPT_MAX + 3];
-	char shorts[3 * DND_OPT_MAX + 3];
+	char shorts[3 * DND_OPT_MAX + 4];	/* ":hV", 3 per entry, NUL */
 	int opt, li, g;
 
 	opt_collect(c, obj, st);
@@ -416,7 +417,7 @@ int opt_parse(const struct opt_cmd *c, void *obj, int argc, char **argv,
 	optind = 0;		/* GNU: start over, as for a new argv */
 	opterr = 0;
 	while (li = -1, (opt = getopt_long(argc, argv, shorts, lo, &li)) != -1) {
-		if (opt == 'h' || opt == OPT_VERSION) {
+		if (opt == 'h' || opt == 'V' || opt == OPT_VERSION) {
 			if (opt == 'h')
 				opt_help(c, obj, stdout);
 			else

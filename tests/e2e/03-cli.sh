@@ -58,13 +58,13 @@ kernel $(uname -r)
 features: "*) ;;
 *) fail "--version: $v" ;;
 esac
-for c in version "send --version" "recv --version" "bench relay --version" \
+for c in version -V "send --version" "recv -V" "bench relay --version" \
 	"relay --version" "probe --version"; do
 	# shellcheck disable=SC2086
 	expect_exit 0 "$DND" $c
 	[ "$OUT" = "$v" ] || fail "dnd $c: $OUT"
 done
-ok "--version, version and CMD --version"
+ok "--version, -V, version and CMD --version"
 
 # help lists every command; help CMD is exactly CMD --help.
 expect_exit 0 "$DND" help

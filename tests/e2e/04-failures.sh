@@ -40,12 +40,12 @@ wait "$sp"
 src=$?
 wait_recv
 exec 3>&-
-[ "$src" = 1 ] || fail "sender exit $src after SIGINT"
+[ "$src" = 130 ] || fail "sender exit $src after SIGINT, wanted 130 as shells expect"
 grep -q "dnd: interrupted by Interrupt after 1048576 bytes" "$T/s.log" ||
 	fail "sender cause: $(cat "$T/s.log")"
 [ "$RRC" = 1 ] || fail "receiver exit $RRC"
 no_leftovers "$D"
-ok "interrupted sender"
+ok "interrupted sender: exit 130"
 
 # A receiver stopped with SIGTERM mid-transfer removes its temporary file;
 # its sender then fails on the closed connection.
@@ -63,7 +63,8 @@ for sig in TERM INT; do
 	exec 3>&-
 	wait "$sp"
 	src=$?
-	[ "$RRC" = 1 ] || fail "receiver exit $RRC after SIG$sig"
+	want=$((128 + $(kill -l "$sig")))
+	[ "$RRC" = "$want" ] || fail "receiver exit $RRC after SIG$sig, wanted $want"
 	grep -q "dnd: interrupted by .* after 1048576 bytes" "$T/r.log" ||
 		fail "receiver cause: $(cat "$T/r.log")"
 	no_leftovers "$D"
@@ -71,7 +72,7 @@ for sig in TERM INT; do
 	grep -q "dnd: the connection was reset after [0-9]* bytes: by the receiver (see its message) or by something on the path" "$T/s.log" ||
 		fail "sender cause: $(cat "$T/s.log")"
 done
-ok "stopped receiver: nothing landed, both sides name the cause"
+ok "stopped receiver: nothing landed, exit 143/130, both sides name the cause"
 
 # SIGINT reaches a sender blocked in write() to a stalled receiver at once,
 # even with no --timeout to end the wait.
@@ -90,7 +91,7 @@ wait "$sp"
 src=$?
 kill -CONT "$RPID"
 wait_recv
-[ "$src" = 1 ] || fail "sender exit $src"
+[ "$src" = 130 ] || fail "sender exit $src, wanted 130"
 grep -q "dnd: interrupted by Interrupt after" "$T/s.log" || fail "$(cat "$T/s.log")"
 no_leftovers "$D"
 ok "SIGINT ends a sender blocked on a stalled receiver"

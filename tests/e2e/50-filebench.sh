@@ -65,3 +65,13 @@ expect_out "dnd: --bs '0': give a size from 1 to 1Gi"
 expect_exit 2 "$DND" filebench --dir "$T/nope"
 expect_out "dnd: --dir $T/nope: not a writable directory"
 ok "bad filebench options"
+
+# Too little room in --dir: refused before anything is written, with what
+# it has and what the runs need (the default --size is 8 GiB a path).
+expect_exit 2 "$DND" filebench --size 1000Ti --dir "$D"
+grep -qE "^dnd: --dir $D has [0-9]+\.[0-9] [GM]iB free; the runs need 1000Ti \(--size 1000Ti\): give a smaller --size or another --dir$" <<<"$OUT" ||
+	fail "no room named: $OUT"
+expect_exit 2 "$DND" filebench --size 600Ti --keep --paths write,mmap --dir "$D"
+expect_out "the runs need 1200Ti (--size 600Ti for each path, kept with --keep): give a smaller --size or another --dir"
+no_leftovers "$D"
+ok "too little free space: refused up front, exit 2, the need named"
