@@ -149,6 +149,13 @@ static const struct opt_def xfer_opts[] = {
 	  OPT_AT(S, verify) },
 	{ .name = "json", .type = DND_OPT_FLAG, .group = "Checks and report",
 	  .help = "print the report as one JSON object", OPT_AT(S, json) },
+	{ .name = "verbose", .letter = 'v', .type = DND_OPT_FLAG,
+	  .group = "Checks and report", .help = "after a failure too, the "
+	  "report's lines (method, socket, TCP) below the cause",
+	  OPT_AT(S, verbose) },
+	{ .name = "quiet", .letter = 'q', .type = DND_OPT_FLAG,
+	  .group = "Checks and report", .help = "no progress line (drawn only "
+	  "when stdout and stderr are a terminal)", OPT_AT(S, quiet) },
 	{ .name = "interval", .letter = 'i', .type = DND_OPT_SECONDS,
 	  .flags = DND_OPT_F_POSITIVE, .group = "Checks and report",
 	  .metavar = "SEC", .help = "a line per SEC seconds while it runs "

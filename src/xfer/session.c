@@ -72,7 +72,8 @@ static int session_open_end(struct session *s)
 		.splice_flags = o->splice_flags,
 		.qd = o->qd,
 		.sync_every = o->sync_every,
-		.progress = isatty(2) && !o->json && !o->interval,
+		.progress = isatty(1) && isatty(2) && !o->quiet &&
+			    !o->json && !o->json_stream && !o->interval,
 		.hash_stream = o->sender && s->end.ep == DND_EP_STREAM &&
 			       o->verify && !o->raw,
 		.direct = o->direct,
@@ -540,7 +541,9 @@ int session_run(const struct session_opts *o)
 		;	/* its report went to the client */
 	else if (o->json || o->json_stream)
 		report_json(s.out, &s.res);
-	else if (code != 2)
+	/* A failure's cause is printed once, when it happens; the numbers
+	 * around it are for -v. */
+	else if (!code || (code == 1 && (o->verbose || !s.res.error[0])))
 		report_text(s.out, &s.res);
 	session_cleanup(&s, code);
 	report_free(&s.res);

@@ -69,6 +69,8 @@ struct session_opts {
 	bool verify;		/* false with --no-verify */
 	bool json;
 	bool seed_line;		/* the 2006 form: its report line as it was */
+	bool verbose;		/* -v: the report's lines after a failure too */
+	bool quiet;		/* -q: no progress line on a terminal */
 	double timeout;		/* seconds without progress; 0 = none */
 	double connect_timeout;	/* sender: retry refused connects this long */
 	unsigned int streams;	/* sender, -P: TCP connections (1..64) */

@@ -18,14 +18,16 @@
 #include "xfer/xfer.h"
 #include "xfer/xfer_watch.h"
 
-/* How often the progress line and a multi-stream run's watch wake up. */
-#define XFER_TICK_MS	50
+/* How often a multi-stream run's watch wakes up, and the progress line is
+ * redrawn at the most (twice a second, as rsync's). */
+#define XFER_TICK_MS		50
+#define XFER_PROGRESS_EVERY	0.5
 
 void xfer_progress(struct xfer *t)
 {
 	uint64_t moved = atomic_load(&t->moved);
 	double now, rate;
-	char eta[32] = "";
+	char of[48] = "", eta[32] = "";
 
 	if (!t->cfg.progress)
 		return;
@@ -34,18 +36,22 @@ void xfer_progress(struct xfer *t)
 		return;
 	if (!t->progress_next) {
 		t->t0 = now;
-		t->progress_next = now + 0.25;
+		t->progress_next = now + XFER_PROGRESS_EVERY;
 		return;
 	}
-	t->progress_next = now + 0.25;
+	t->progress_next = now + XFER_PROGRESS_EVERY;
 	rate = (double)moved / (now - t->t0);
-	if (t->length != UINT64_MAX && t->length && rate > 0)
-		snprintf(eta, sizeof(eta), " (%.0f%%), ETA %.0f s",
-			 100.0 * (double)moved / (double)t->length,
-			 (double)(t->length - moved) / rate);
-	fprintf(stderr, "\r\033[K%s %.1f MiB at %.1f MB/s%s",
+	if (t->length != UINT64_MAX && t->length && moved <= t->length) {
+		snprintf(of, sizeof(of), " of %.1f MiB (%.0f%%)",
+			 (double)t->length / 1048576.0,
+			 100.0 * (double)moved / (double)t->length);
+		if (rate > 0)
+			snprintf(eta, sizeof(eta), ", ETA %.0f s",
+				 (double)(t->length - moved) / rate);
+	}
+	fprintf(stderr, "\r\033[K%s %.1f MiB%s at %.1f MB/s%s",
 		t->cfg.sender ? "sent" : "received",
-		(double)moved / 1048576.0, rate / 1e6, eta);
+		(double)moved / 1048576.0, of, rate / 1e6, eta);
 }
 
 void xfer_progress_end(struct xfer *t)

@@ -9,7 +9,7 @@
 struct dnd_xfer;
 struct xfer;
 
-/* Redraws the progress line on stderr (at most every 0.25 s), or ends it;
+/* Redraws the progress line on stderr (at most twice a second), or ends it;
  * both do nothing unless t->cfg.progress. */
 void xfer_progress(struct xfer *t);
 void xfer_progress_end(struct xfer *t);
