@@ -52,7 +52,7 @@ dnd_round() {
 		sleep 0.05
 	done
 	# shellcheck disable=SC2086
-	timeout 300 "$DND" send -c 127.0.0.1 -p "$port" --json ${ARGS:-} $2 \
+	timeout 300 "$DND" send -c 127.0.0.1 -p "$port" --connect-timeout 10 --json ${ARGS:-} $2 \
 		"$W/src" >"$W/s.json"
 	wait "$rp"
 	printf '%s %s\n' "$(jq '.mb_per_s | floor' "$W/r.json")" \

@@ -55,7 +55,7 @@ for r in $(seq 1 "$ROUNDS"); do
 		port=$((port + 1))
 		rm -f "$W/dst"
 		"$DND" recv -p "$port" -m "$rm" -b 1Mi -w 0 --sync stream --json "$W/dst" >"$W/r.json" 2>/dev/null &
-		"$DND" send -c 127.0.0.1 -p "$port" -m "$sm" -b 1Mi --pipe-size 1Mi -w 0 "$W/src" >/dev/null 2>&1 || true
+		"$DND" send -c 127.0.0.1 -p "$port" --connect-timeout 10 -m "$sm" -b 1Mi --pipe-size 1Mi -w 0 "$W/src" >/dev/null 2>&1 || true
 		wait $! || true
 		# Free the pages now: the next run (fio's, or the next pair's)
 		# then reuses them, as each run here reuses its predecessor's.

@@ -56,7 +56,7 @@ dnd_round() { # dnd_round SEND[:RECV]: the receiver's MB/s, or "failed"
 	spid=$!
 	bench_listening "$port"
 	# shellcheck disable=SC2086
-	"${S[@]}" "$DND" send -c 127.0.0.1 -p "$port" -m "${1%%:*}" -l "$bytes" --json $ARGS /dev/zero \
+	"${S[@]}" "$DND" send -c 127.0.0.1 -p "$port" --connect-timeout 10 -m "${1%%:*}" -l "$bytes" --json $ARGS /dev/zero \
 		>"$W/s.json" 2>"$W/s.err" || true
 	wait "$spid" || true
 	spid=

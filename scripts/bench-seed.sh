@@ -135,7 +135,7 @@ run() {
 	dnd|nv)
 		rx=("$DND" recv -p "$port" -b "$BSZ" -w "$WIN" -m "$rm")
 		# shellcheck disable=SC2206
-		tx=("$DND" send -c ::1 -p "$port" -b "$BSZ" -w "$WIN" -m "$sm" $lim)
+		tx=("$DND" send -c ::1 -p "$port" --connect-timeout 10 -b "$BSZ" -w "$WIN" -m "$sm" $lim)
 		[ "$prog" = nv ] && rx+=(--no-verify) && tx+=(--no-verify) ;;
 	esac
 	start r "${rx[@]}" "$dst"

@@ -54,13 +54,13 @@ one() { # one KIND: "MB/s sender-us/MB receiver-us/MB" on stdout
 		"${B[@]}" timeout 120 "$DND" recv -p "$p" -m null -w 0 --json \
 			/dev/null >"$dir/r.json" 2>/dev/null &
 		sleep 0.3
-		"${A[@]}" timeout 120 "$DND" send -c 10.233.0.2 -p "$p" -m "$m" -w 0 \
+		"${A[@]}" timeout 120 "$DND" send -c 10.233.0.2 -p "$p" --connect-timeout 10 -m "$m" -w 0 \
 			-l "$bytes" --json /dev/zero >"$dir/s.json" 2>/dev/null || true
 		wait $! || true
 		jq -rs '"\(.[1].mb_per_s) \(.[0].cpu_us_per_mb) \(.[1].cpu_us_per_mb)"' \
 			"$dir/s.json" "$dir/r.json" ;;
 	served)
-		"${A[@]}" timeout 120 "$DND" send -c 10.233.0.2 -p "$port" -m "$m" -w 0 \
+		"${A[@]}" timeout 120 "$DND" send -c 10.233.0.2 -p "$port" --connect-timeout 10 -m "$m" -w 0 \
 			--key "$dir/key" --peer-end null --peer-method null \
 			-l "$bytes" --json /dev/zero >"$dir/s.json" 2>/dev/null || true
 		jq -r '"\(.peer_report.mb_per_s) \(.cpu_us_per_mb) \(.peer_report.cpu_us_per_mb)"' \
@@ -122,11 +122,11 @@ for r in $(seq 1 $((4 * rounds))); do
 	rp=$!
 	sleep 0.2
 	t0=$(date +%s%N)
-	"${A[@]}" timeout 20 "$DND" send -c 10.233.0.2 -p "$p" -m "$m" -l 1Mi \
+	"${A[@]}" timeout 20 "$DND" send -c 10.233.0.2 -p "$p" --connect-timeout 10 -m "$m" -l 1Mi \
 		/dev/zero >/dev/null 2>&1 || true
 	t1=$(date +%s%N)
 	wait "$rp" || true
-	"${A[@]}" timeout 20 "$DND" send -c 10.233.0.2 -p "$port" -m "$m" \
+	"${A[@]}" timeout 20 "$DND" send -c 10.233.0.2 -p "$port" --connect-timeout 10 -m "$m" \
 		--key "$dir/key" --peer-end null --peer-method null -l 1Mi \
 		/dev/zero >/dev/null 2>&1 || true
 	t2=$(date +%s%N)

@@ -44,7 +44,7 @@ one() {
 	rpid=$!
 	bench_listening "$port" || true
 	# shellcheck disable=SC2086
-	"${S[@]}" "$DND" send -c 127.0.0.1 -p "$port" -m "$2" "${lim[@]}" --json $ARGS $4 "$src" \
+	"${S[@]}" "$DND" send -c 127.0.0.1 -p "$port" --connect-timeout 10 -m "$2" "${lim[@]}" --json $ARGS $4 "$src" \
 		>"$W/s.json" 2>"$W/s.err" || true
 	wait "$rpid" || true
 	rpid=

@@ -45,7 +45,7 @@ cell() { # cell SRC DST SEND RECV: one dnd transfer, a table row
 	"$DND" recv -p "$port" --json -m "$rm" $ARGS "$dst" >"$W/r.json" 2>"$W/r.err" &
 	local rp=$!
 	# shellcheck disable=SC2086
-	"$DND" send -c 127.0.0.1 -p "$port" --json -m "$sm" $lim $ARGS "$src" >"$W/s.json" 2>"$W/s.err" || true
+	"$DND" send -c 127.0.0.1 -p "$port" --connect-timeout 10 --json -m "$sm" $lim $ARGS "$src" >"$W/s.json" 2>"$W/s.err" || true
 	wait "$rp" || true
 	if ! jq -e .ok "$W/s.json" >/dev/null 2>&1 || ! jq -e .ok "$W/r.json" >/dev/null 2>&1; then
 		echo "| $sm -> $rm | failed: $(cat "$W/s.err" "$W/r.err" | head -n 2 | tr '\n' ' ') | | | |"

@@ -356,6 +356,9 @@ static void bench_argv(struct bench *b, const struct bench_cell *c,
 	bench_argv_side(v->send, &k, "send", c->snd, v, v->sbsz, g->pipe);
 	v->send[k++] = "-c";
 	v->send[k++] = (char *)b->host;
+	/* started beside its receiver: waits for it to listen */
+	v->send[k++] = "--connect-timeout";
+	v->send[k++] = "10";
 	v->send[k++] = "-l";
 	v->send[k++] = v->size;
 	if (g->streams > 1) {

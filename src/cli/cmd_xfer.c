@@ -74,7 +74,9 @@ static const struct opt_def xfer_opts[] = {
 	  OPT_AT(S, bind) },
 	{ .name = "connect-timeout", .type = DND_OPT_SECONDS,
 	  .roles = DND_ROLE_SEND, .group = "Connection",
-	  .help = "retry a refused connect for SEC", OPT_AT(S, connect_timeout) },
+	  .help = "while the connection is refused (nothing listens yet), "
+	  "retry for SEC; 0 fails at once, as iperf3 does",
+	  OPT_AT(S, connect_timeout) },
 	{ .name = "window", .letter = 'w', .type = DND_OPT_SIZE, .max = GIB,
 	  .group = "Connection", .help = "SO_SNDBUF/SO_RCVBUF to ask for; 0 "
 	  "leaves the kernel's autotuning on", OPT_AT(S, window) },
@@ -429,7 +431,6 @@ static void xfer_defaults(struct xfer_cli *x)
 	o->splice_flags = SPLICE_F_MOVE;
 	o->verify = true;
 	o->timeout = 60;
-	o->connect_timeout = 10;
 	o->m = method_find("rw");
 	o->streams = 1;
 }

@@ -18,6 +18,7 @@
 
 #include "core/chan.h"
 #include "core/io.h"
+#include "core/log.h"
 #include "core/net.h"
 #include "core/stats.h"
 
@@ -171,6 +172,8 @@ int net_connect(const char *host, uint16_t port, int sndbuf, double retry_s,
 {
 	struct addrinfo *res, *ai;
 	double deadline = stats_now() + retry_s;
+	bool told = false;
+	char at[96];
 	int fd = -ECONNREFUSED, r;
 
 	r = net_resolve(host, port, 0, &res, err, len);
@@ -189,14 +192,29 @@ int net_connect(const char *host, uint16_t port, int sndbuf, double retry_s,
 		if (fd >= 0 || fd != -ECONNREFUSED || io_stop_signal ||
 		    stats_now() >= deadline)
 			break;
+		/* Said at once, so that a wait is never silent. */
+		if (!told) {
+			net_name(res->ai_addr, res->ai_addrlen, at, sizeof(at));
+			log_err("nothing listens on %s yet; retrying for %g s "
+				"(--connect-timeout)", at, retry_s);
+			told = true;
+		}
 		nanosleep(&(struct timespec){ .tv_nsec = 20 * 1000 * 1000 },
 			  NULL);
 	}
 	freeaddrinfo(res);
-	if (fd < 0)
-		snprintf(err, len, "cannot connect to %s port %u: %s%s", host,
-			 port, strerror(-fd), fd == -ECONNREFUSED ?
-			 "; is 'dnd recv' listening there (same -p)?" : "");
+	if (fd == -ECONNREFUSED && told)
+		snprintf(err, len, "cannot connect to %s port %u: %s for %g s "
+			 "(--connect-timeout); is 'dnd recv' listening there "
+			 "(same -p)?", host, port, strerror(-fd), retry_s);
+	else if (fd == -ECONNREFUSED)
+		snprintf(err, len, "cannot connect to %s port %u: %s; is 'dnd "
+			 "recv' listening there (same -p)? To wait for one that "
+			 "starts later, give --connect-timeout SEC", host, port,
+			 strerror(-fd));
+	else if (fd < 0)
+		snprintf(err, len, "cannot connect to %s port %u: %s", host,
+			 port, strerror(-fd));
 	return fd;
 }
 

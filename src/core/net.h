@@ -27,7 +27,8 @@ int net_accept(int lfd, char *peer, size_t len);
 /*
  * Connects to host:port trying each address getaddrinfo returns; while the
  * answer is "connection refused", retries for up to retry_s seconds (so a
- * sender may start just before its receiver). sndbuf > 0 sets SO_SNDBUF
+ * sender may start just before its receiver), saying so on stderr at the
+ * first refusal; retry_s 0 fails at once, as iperf3. sndbuf > 0 sets SO_SNDBUF
  * before connect(); each attempt waits at most wait_s (0: the kernel's
  * own limit). Returns the fd, or -errno with a message in err.
  */

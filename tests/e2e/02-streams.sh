@@ -82,6 +82,7 @@ for sm in rw splice vmsplice; do
 		"$DND" recv -p "$PORT" -m "$rm" - 2>"$T/r.log" | cat >"$T/out" &
 		rp=$!
 		_pids+=("$rp")
+		wait_listen "$PORT"
 		cat "$T/src" | "$DND" send -c 127.0.0.1 -p "$PORT" -m "$sm" - >"$T/s.log" 2>&1
 		src=$?
 		wait "$rp"
@@ -145,6 +146,7 @@ for rm in vmsplice splice rw; do
 	"$DND" recv -p "$PORT" -m "$rm" -b 4Ki - 2>"$T/r.log" | (sleep 0.5; cat >"$T/out") &
 	rp=$!
 	_pids+=("$rp")
+	wait_listen "$PORT"
 	"$DND" send -c 127.0.0.1 -p "$PORT" "$T/src8" >"$T/s.log" 2>&1 || fail "send to slow stdout ($rm)"
 	wait "$rp"
 	cmp -s "$T/src8" "$T/out" || fail "-m $rm into a slow stdout reader: data differs"
@@ -155,6 +157,7 @@ ok "a slow stdout reader gets intact data"
 next_port
 "$DND" recv -p "$PORT" - 2>"$T/r.log" | head -c 1000 >/dev/null &
 rp=$!
+wait_listen "$PORT"
 "$DND" send -c 127.0.0.1 -p "$PORT" "$T/src8" >"$T/s.log" 2>&1
 wait "$rp"
 grep -q "dnd: the reader of - went away after [0-9]* bytes (broken pipe)" "$T/r.log" ||

@@ -49,6 +49,7 @@ ok "JSON on failure"
 next_port
 "$DND" recv -p "$PORT" --json - >"$T/out" 2>"$T/r.log" &
 RPID=$!
+wait_listen "$PORT"
 "$DND" send -c 127.0.0.1 -p "$PORT" "$T/src" >/dev/null 2>&1 || fail "send to stdout receiver"
 wait_recv
 cmp -s "$T/src" "$T/out" || fail "stdout data polluted"

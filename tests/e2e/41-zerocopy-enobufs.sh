@@ -40,6 +40,7 @@ run() {
 	ip netns exec "$ns" "$DND" recv -p "$PORT" -m rw "$T/dst" >"$T/r.log" 2>&1 &
 	RPID=$!
 	_pids+=("$RPID")
+	ns_listen "$ns" "$PORT"
 	ip netns exec "$ns" "$DND" send -c 127.0.0.1 -p "$PORT" -m zerocopy \
 		-b 16Ki --json "$T/src" >"$T/s.log" 2>&1
 	SRC=$?

@@ -107,6 +107,7 @@ for um in uring uring-splice; do
 	"$DND" recv -p "$PORT" -m "$um" - >"$T/fifo" 2>"$T/r.log" &
 	RPID=$!
 	_pids+=("$RPID")
+	wait_listen "$PORT"
 	cat "$T/src.$big" | "$DND" send -p "$PORT" -c 127.0.0.1 - \
 		>"$T/s.log" 2>&1 || fail "stdin to $um: $(cat "$T/s.log" "$T/r.log")"
 	wait_recv

@@ -82,6 +82,7 @@ for sm in zerocopy rw; do
 	ip netns exec "$ns" "$DND" recv -p "$PORT" --json -m tcpmmap "$T/dst" >"$T/r.log" 2>&1 &
 	RPID=$!
 	_pids+=("$RPID")
+	ns_listen "$ns" "$PORT"
 	ip netns exec "$ns" "$DND" send -c 127.0.0.1 -p "$PORT" -m "$sm" "$T/src.$big" >"$T/s.log" 2>&1
 	SRC=$?
 	wait_recv

@@ -42,12 +42,20 @@ next_port() {
 }
 
 # start_recv LOG ARGS...: dnd recv -p $PORT in the background; sets RPID.
+# Returns once it listens (or has exited): a sender fails at once on a
+# refused connection unless it is given --connect-timeout.
 start_recv() {
-	local log=$1; shift
+	local log=$1 i; shift
 	: >"$log"	# as bg()
 	"$DND" recv -p "$PORT" "$@" >"$log" 2>&1 &
 	RPID=$!
 	_pids+=("$RPID")
+	for i in $(seq 1 500); do
+		grep -q "^dnd: listening on " "$log" && return 0
+		kill -0 "$RPID" 2>/dev/null || return 0
+		sleep 0.02
+	done
+	fail "dnd recv -p $PORT $* did not listen in 10 s: $(cat "$log")"
 }
 
 # wait_for PID SEC: waits for PID (a child of this shell) at most SEC
