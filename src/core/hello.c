@@ -148,7 +148,9 @@ int hello_accept(int fd, const struct dnd_hello *h, char *why, size_t len)
 		return hello_io_fail(r, h, false, why, len);
 	r = wire_get_pre(b, false, h->role, h->version,
 			 h->tls ? DND_WIRE_KEY : DND_WIRE_NONE, &p, why, len);
-	/* Not a dnd peer, or no preamble: it hears nothing from us. */
+	/* Not a dnd peer, or no preamble: it hears nothing from us. A
+	 * one-shot sender at a server (-EPROTOTYPE) hears our preamble where
+	 * it reads its receiver's accept, and learns what we are. */
 	if (r == -EBADMSG || r == -ENOPROTOOPT)
 		return r;
 	hello_pre(h, true, mine);
@@ -180,12 +182,14 @@ int hello_keyless_peek(int fd, const struct dnd_hello *h, char *why,
 	}
 	if (r == -EACCES || r == -EPROTO || r == -EBADMSG)
 		return r;
-	if (r)
+	if (r) {
 		snprintf(why, len, "a keyed sender's preamble: %s",
 			 strerror(-r));
-	else
-		snprintf(why, len, "a sender's preamble without a key");
-	return r ? r : -EBADMSG;
+		return r;
+	}
+	/* A one-shot sender never opens keyless with a preamble: this is a
+	 * dnd serve client. The caller says so with a refused accept. */
+	return wire_other_mode(DND_OTHER_CLIENT, why, len);
 }
 
 /* Stream 0's binding token. 0 or -EINVAL. */

@@ -42,7 +42,8 @@ int hello_send_by(int fd, const void *buf, size_t n, double deadline);
  * ours), then TLS as its server. Both return 0, or -errno with why:
  * -EPROTO (versions: both named), -EACCES (a key on one end only, or TLS
  * authentication failed), -EBADMSG (not a dnd peer), -ENOPROTOOPT (a
- * keyless one-shot sender's header), -ETIMEDOUT, -ENODATA,
+ * keyless one-shot sender's header), -EPROTOTYPE (a peer of the other
+ * mode: one-shot against dnd serve; answered), -ETIMEDOUT, -ENODATA,
  * -EINTR, or tls_open()'s. On failure fd has no TLS attached.
  */
 int hello_open(int fd, const struct dnd_hello *h, char *why, size_t len);
@@ -50,8 +51,9 @@ int hello_accept(int fd, const struct dnd_hello *h, char *why, size_t len);
 
 /*
  * A keyless one-shot receiver's look at the first bytes (without taking
- * them): 0 when they are not a keyed sender's "DNDa"; else it answers
- * with its own preamble (mode none) and returns -EACCES with why.
+ * them): 0 when they are not a "DNDa"; a keyed sender's is answered with
+ * its own preamble (mode none) and refused (-EACCES with why); a keyless
+ * one is a dnd serve client's: -EPROTOTYPE with why, unanswered.
  */
 int hello_keyless_peek(int fd, const struct dnd_hello *h, char *why,
 		       size_t len);

@@ -4,6 +4,7 @@
  * and receiving each message; see proto.h.
  */
 #include <sys/socket.h>
+#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -13,6 +14,7 @@
 #include "core/io.h"
 #include "core/net.h"
 #include "core/proto.h"
+#include "core/wire.h"
 
 static const char magic_hdr[4] = { 'D', 'N', 'D', 'H' };
 static const char magic_trl[4] = { 'D', 'N', 'D', 'T' };
@@ -39,6 +41,15 @@ void proto_put_hdr(uint8_t out[DND_HDR_LEN], const struct dnd_hdr *h)
 int proto_get_hdr(const uint8_t in[DND_HDR_LEN], struct dnd_hdr *h, char *why,
 		  unsigned int len)
 {
+	if (wire_check_client(in, why, len))
+		return -EPROTOTYPE;
+	/* A dnd peer's bytes never call for --raw. */
+	if (memcmp(in, magic_hdr, 4) && !memcmp(in, magic_hdr, 3)) {
+		snprintf(why, len, "a dnd message ('DND%c') where the header "
+			 "belongs; is the peer a dnd of another version?",
+			 isprint(in[3]) ? in[3] : '?');
+		return -EBADMSG;
+	}
 	if (memcmp(in, magic_hdr, 4)) {
 		snprintf(why, len, "no dnd magic (first bytes %02x %02x %02x %02x); "
 			 "is the peer dnd? use --raw for netcat-style peers",
@@ -367,9 +378,15 @@ int proto_send_accept(int sock, const struct dnd_accept *a)
 int proto_recv_accept(int sock, struct dnd_accept *a, char *why, size_t len)
 {
 	uint8_t b[DND_MSG_LEN];
-	int r = net_recv_all(sock, b, sizeof(b));
+	/* A dnd serve answers a one-shot sender with 8 bytes and closes. */
+	int r = net_recv_all(sock, b, DND_WIRE_PRE_LEN);
 
 	a->reason[0] = '\0';
+	if (!r && wire_check_served(b, why, len))
+		return -EPROTOTYPE;
+	if (!r)
+		r = net_recv_all(sock, b + DND_WIRE_PRE_LEN,
+				 sizeof(b) - DND_WIRE_PRE_LEN);
 	if (!r)
 		r = proto_get_accept(b, a, why, (unsigned int)len);
 	if (!r && a->status != DND_ST_OK)

@@ -13,6 +13,30 @@ static const char magic_answer[4] = { 'D', 'N', 'D', 'b' };
 static const char magic_req[4] = { 'D', 'N', 'D', 'q' };
 static const char magic_verd[4] = { 'D', 'N', 'D', 'v' };
 static const char magic_oneshot[4] = { 'D', 'N', 'D', 'H' };
+/* A one-shot receiver's accept (proto.h), where a dnd serve client reads
+ * a preamble or a verdict: the receiver's way to say what it is. */
+static const char magic_oneshot_acc[4] = { 'D', 'N', 'D', 'A' };
+
+int wire_other_mode(enum dnd_wire_other peer, char *why, size_t len)
+{
+	static const char *const says[] = {
+		[DND_OTHER_SERVE] = "the peer is a 'dnd serve'; use --to NAME "
+			"(send) or --from NAME (recv)",
+		[DND_OTHER_RECV] = "the peer is a one-shot 'dnd recv', not a "
+			"'dnd serve'; send to it without --to NAME (a pull "
+			"with --from needs a dnd serve)",
+		[DND_OTHER_SENDER] = "the client is a one-shot 'dnd send' "
+			"without --to NAME; a dnd serve takes 'dnd send --to "
+			"NAME' or 'dnd recv --from NAME'",
+		[DND_OTHER_CLIENT] = "the peer is a dnd serve client ('dnd "
+			"send --to NAME' or 'dnd recv --from NAME'); this "
+			"one-shot 'dnd recv' takes 'dnd send -c HOST FILE' "
+			"without --to",
+	};
+
+	snprintf(why, len, "%s", says[peer]);
+	return -EPROTOTYPE;
+}
 
 void wire_put_pre(uint8_t out[DND_WIRE_PRE_LEN], bool from_acceptor,
 		  const struct dnd_wire_pre *p)
@@ -51,20 +75,34 @@ void wire_mode_why(enum dnd_wire_role role, bool acceptor,
 			 "drop it there", peer);
 }
 
+int wire_check_served(const uint8_t in[4], char *why, size_t len)
+{
+	if (memcmp(in, magic_answer, 4) && memcmp(in, magic_verd, 4))
+		return 0;
+	return wire_other_mode(DND_OTHER_SERVE, why, len);
+}
+
+int wire_check_client(const uint8_t in[4], char *why, size_t len)
+{
+	if (memcmp(in, magic_open, 4) && memcmp(in, magic_req, 4))
+		return 0;
+	return wire_other_mode(DND_OTHER_CLIENT, why, len);
+}
+
 int wire_get_pre(const uint8_t in[DND_WIRE_PRE_LEN], bool from_acceptor,
 		 enum dnd_wire_role role, uint16_t version,
 		 enum dnd_wire_mode mode, struct dnd_wire_pre *p, char *why,
 		 size_t len)
 {
 	if (!from_acceptor && !memcmp(in, magic_oneshot, 4)) {
-		if (role == DND_WIRE_ONESHOT)
-			wire_mode_why(role, true, mode, why, len);
-		else
-			snprintf(why, len, "the peer speaks dnd's one-shot "
-				 "protocol (dnd send -c); a dnd server wants "
-				 "a handshake");
-		return role == DND_WIRE_ONESHOT ? -ENOPROTOOPT : -EBADMSG;
+		if (role != DND_WIRE_ONESHOT)
+			return wire_other_mode(DND_OTHER_SENDER, why, len);
+		wire_mode_why(role, true, mode, why, len);
+		return -ENOPROTOOPT;
 	}
+	if (from_acceptor && role == DND_WIRE_SERVE &&
+	    !memcmp(in, magic_oneshot_acc, 4))
+		return wire_other_mode(DND_OTHER_RECV, why, len);
 	if (memcmp(in, from_acceptor ? magic_answer : magic_open, 4)) {
 		snprintf(why, len, "not a dnd %s (first bytes %02x %02x %02x "
 			 "%02x)", from_acceptor ? "server or receiver" :
@@ -104,6 +142,8 @@ void wire_put_req(uint8_t out[DND_WIRE_REQ_LEN], uint16_t params_len)
 int wire_get_req(const uint8_t in[DND_WIRE_REQ_LEN], uint16_t *params_len,
 		 char *why, size_t len)
 {
+	if (!memcmp(in, magic_oneshot, 4))
+		return wire_other_mode(DND_OTHER_SENDER, why, len);
 	if (memcmp(in, magic_req, 4) || !be_zeros(in + 6, 2)) {
 		snprintf(why, len, "malformed request (first bytes %02x %02x "
 			 "%02x %02x)", in[0], in[1], in[2], in[3]);
@@ -142,6 +182,8 @@ size_t wire_put_verdict(uint8_t *out, size_t cap, uint16_t status,
 int wire_get_verdict(const uint8_t in[DND_WIRE_VERD_LEN], uint16_t *status,
 		     uint16_t *reason_len, char *why, size_t len)
 {
+	if (!memcmp(in, magic_oneshot_acc, 4))
+		return wire_other_mode(DND_OTHER_RECV, why, len);
 	if (memcmp(in, magic_verd, 4)) {
 		snprintf(why, len, "not a verdict (first bytes %02x %02x %02x "
 			 "%02x)", in[0], in[1], in[2], in[3]);

@@ -55,6 +55,31 @@ struct dnd_wire_pre {
 	uint8_t mode;		/* enum dnd_wire_mode */
 };
 
+/* One-shot and dnd serve mixed up: what the peer is, seen from here. */
+enum dnd_wire_other {
+	DND_OTHER_SERVE,	/* a one-shot sender reached a dnd serve */
+	DND_OTHER_RECV,		/* a serve client reached a 'dnd recv' */
+	DND_OTHER_SENDER,	/* a dnd serve heard a one-shot sender */
+	DND_OTHER_CLIENT,	/* a 'dnd recv' heard a serve client */
+};
+
+/*
+ * Names what the peer is and what to use instead in why. Returns
+ * -EPROTOTYPE, the code every decoder here gives for a peer of the other
+ * mode: a one-shot header ("DNDH") where a server wants a preamble or a
+ * request, a receiver's accept ("DNDA") where a client wants a preamble or
+ * a verdict.
+ */
+int wire_other_mode(enum dnd_wire_other peer, char *why, size_t len);
+
+/* Where a one-shot sender reads its receiver's first answer: 0, or
+ * -EPROTOTYPE with why when in is a dnd serve's preamble or verdict. */
+int wire_check_served(const uint8_t in[4], char *why, size_t len);
+
+/* Where a one-shot receiver reads its sender's header: 0, or -EPROTOTYPE
+ * with why when in is a dnd serve client's preamble or request. */
+int wire_check_client(const uint8_t in[4], char *why, size_t len);
+
 /* The opener's preamble ("DNDa", from_acceptor false) or the answer's
  * ("DNDb"). */
 void wire_put_pre(uint8_t out[DND_WIRE_PRE_LEN], bool from_acceptor,

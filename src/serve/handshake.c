@@ -150,6 +150,11 @@ int hs_server(int fd, const struct dnd_hs_cfg *cfg, uint8_t *params,
 	if (err)
 		return hs_io_fail(fd, err, "client's request", why, len);
 	err = wire_get_req(head, &n, why, len);
+	/* A one-shot sender reads its receiver's accept here: a verdict
+	 * tells it that it reached a dnd serve. */
+	if (err == -EPROTOTYPE)
+		hs_verdict(fd, SERVE_ST_REFUSED, why, cfg->deadline,
+			   (char[160]){ 0 }, 160);
 	if (err)
 		return err;
 	err = hello_recv_by(fd, params, n, cfg->deadline);

@@ -18,6 +18,10 @@
 
 #define DND_HS_TIMEOUT	DND_HELLO_TIMEOUT
 
+/* A verdict's status: 0 served, else refused. */
+#define SERVE_ST_REFUSED	1	/* the request cannot be served */
+#define SERVE_ST_BUSY		2	/* --max-sessions are running */
+
 /* One end's settings for a handshake. */
 struct dnd_hs_cfg {
 	const struct dnd_tls_cfg *tls;	/* NULL: keyless (loopback only) */

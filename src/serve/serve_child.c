@@ -34,8 +34,6 @@
 #include "xfer/session.h"
 #include "xfer/xfer.h"
 
-#define SERVE_ST_REFUSED	1	/* the request cannot be served */
-#define SERVE_ST_BUSY		2	/* --max-sessions are running */
 
 struct child {
 	const struct serve_ctx *c;

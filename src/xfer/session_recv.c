@@ -39,10 +39,12 @@ static int recv_listen(struct session *s)
 
 static int recv_header(struct session *s, struct dnd_hdr *h)
 {
-	char why[160];
+	char why[320];
 	int r;
 
 	r = proto_recv_hdr(s->sock[0], h, why, sizeof(why));
+	if (r == -EPROTOTYPE)
+		return session_refuse_other(s, why);
 	if (r == -EBADMSG)
 		return session_fail(s, "bad header from %s: %s", s->res.peer,
 				    why);

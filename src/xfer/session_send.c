@@ -103,12 +103,14 @@ static int send_open(struct session *s)
 	struct dnd_plan p = { 0 };
 	struct dnd_accept a;
 	uint64_t mine;
-	char why[160];
+	char why[320];
 	int r;
 
 	if (session_sent(s, proto_send_hdr(s->sock[0], &h), "header"))
 		return 1;
 	r = proto_recv_accept(s->sock[0], &a, why, sizeof(why));
+	if (r == -EPROTOTYPE)
+		return session_fail(s, "%s", why);
 	if (r == -EBADMSG)
 		return session_fail(s, "receiver's answer: %s", why);
 	if (r)

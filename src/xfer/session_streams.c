@@ -44,6 +44,16 @@ static int recv_accept_one(struct session *s, double secs, char *peer,
 	return fd;
 }
 
+int session_refuse_other(struct session *s, const char *why)
+{
+	struct dnd_accept a = { .status = DND_ST_REFUSED };
+
+	wire_other_mode(DND_OTHER_RECV, a.reason, sizeof(a.reason));
+	if (!proto_send_accept(s->sock[0], &a))
+		net_deliver(s->sock[0], 1);
+	return session_fail(s, "%s", why);
+}
+
 /*
  * The opening of a one-shot stream. Keyed: preambles and TLS; a sender
  * without a key hears why in a refused accept, the one answer it reads.
@@ -63,6 +73,8 @@ static int recv_hello(struct session *s, int fd)
 
 	if (!s->o->tls) {
 		r = hello_keyless_peek(fd, &h, why, sizeof(why));
+		if (r == -EPROTOTYPE)
+			return session_refuse_other(s, why);
 		return r ? session_fail(s, "%s", why) : 0;
 	}
 	r = session_hello(s, fd, true, why, sizeof(why));

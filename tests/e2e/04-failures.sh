@@ -130,3 +130,42 @@ msg_open 5 0 1 | peer "future version" \
 	"dnd: malformed stream from the peer: bad segment length from peer"
 { hdr 4; printf 'abcd'; } | peer "missing trailer" \
 	"dnd: the peer closed the connection before the sender's trailer"
+
+# One-shot and dnd serve mixed up, keyless and keyed: each end names what
+# the other is and what to use, and never suggests --raw to a dnd peer.
+(umask 077; "$DND" serve --new-key "$T/key" 2>/dev/null) || fail "--new-key"
+random_file "$T/src" 65536
+mkdir "$T/srv"
+serve_client_msg="dnd: the peer is a dnd serve client ('dnd send --to NAME' or 'dnd recv --from NAME'); this one-shot 'dnd recv' takes 'dnd send -c HOST FILE' without --to"
+oneshot_recv_msg="dnd: the peer is a one-shot 'dnd recv', not a 'dnd serve'; send to it without --to NAME (a pull with --from needs a dnd serve)"
+for keyed in "" "--key $T/key"; do
+	for client in "send --to x $T/src" "recv --from x $T/pulled"; do
+		next_port
+		# shellcheck disable=SC2086
+		start_recv "$T/r.log" $keyed "$D/dst"
+		# shellcheck disable=SC2086
+		expect_exit 1 "$DND" $client -c 127.0.0.1 -p "$PORT" $keyed
+		[ "$OUT" = "$oneshot_recv_msg" ] || fail "${keyed:-keyless} $client at a dnd recv: $OUT"
+		wait_recv
+		[ "$RRC" = 1 ] || fail "receiver exit $RRC"
+		[ "$(grep -v '^dnd: listening on' "$T/r.log")" = "$serve_client_msg" ] ||
+			fail "${keyed:-keyless} receiver: $(cat "$T/r.log")"
+		no_leftovers "$D"
+		[ -e "$T/pulled" ] && fail "a failed pull left $T/pulled"
+	done
+	next_port
+	# shellcheck disable=SC2086
+	bg "$T/serve.log" "$DND" serve -p "$PORT" --dir "$T/srv" $keyed
+	wait_listen "$PORT"
+	# shellcheck disable=SC2086
+	expect_exit 1 "$DND" send -c 127.0.0.1 -p "$PORT" $keyed "$T/src"
+	[ "$OUT" = "dnd: the peer is a 'dnd serve'; use --to NAME (send) or --from NAME (recv)" ] ||
+		fail "${keyed:-keyless} one-shot send at a dnd serve: $OUT"
+	wait_log "$T/serve.log" "the client is a one-shot 'dnd send' without --to NAME; a dnd serve takes 'dnd send --to NAME' or 'dnd recv --from NAME'" \
+		"${keyed:-keyless} serve did not name the one-shot sender"
+	grep -q -- "--raw" "$T/serve.log" "$T/r.log" && fail "--raw suggested to a dnd peer"
+	kill -TERM "$BPID"
+	wait_for "$BPID" 10 || fail "serve exited $? after SIGTERM"
+	no_leftovers "$T/srv"
+done
+ok "one-shot against dnd serve: both ends name the other's mode, keyless and keyed"
