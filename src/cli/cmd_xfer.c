@@ -90,6 +90,12 @@ static const struct opt_def xfer_opts[] = {
 	  .help = "send at most SIZE bytes (needed for /dev/zero)",
 	  .misuse = "-l limits what is sent; a receiver takes what the sender "
 	  "sends (drop -l, or send with -c HOST)", OPT_AT(S, limit) },
+	{ .name = "time", .type = DND_OPT_SECONDS, .flags = DND_OPT_F_POSITIVE,
+	  .roles = DND_ROLE_SEND, .group = "Data path", .metavar = "SEC",
+	  .help = "send /dev/zero for SEC seconds instead of a length "
+	  "(iperf3's -t; -t here is recv's --replace)",
+	  .misuse = "--time bounds what is sent; a receiver takes what the "
+	  "sender sends", OPT_AT(S, seconds) },
 	{ .name = "pipe-size", .type = DND_OPT_SIZE, DND_OPT_PIPE_RANGE,
 	  .group = "Data path", .def = "0, the kernel's",
 	  .help = "F_SETPIPE_SZ for the pipes of splice and vmsplice",
@@ -328,6 +334,13 @@ static void xfer_check(struct opt_state *st, void *obj)
 	}
 	if (o->interval && o->interval < 0.1) {
 		log_err("-i %g: give at least 0.1 seconds", o->interval);
+		st->bad++;
+	}
+	if (o->seconds > 0 && (o->has_limit || o->streams > 1 || o->raw)) {
+		log_err("--time cannot go with %s", o->has_limit ? "-l: give "
+			"a time or a size" : o->raw ? "--raw: the end of a "
+			"timed run is framed" : "-P: a timed run has no length "
+			"to split; use -P 1");
 		st->bad++;
 	}
 	if (o->json_stream && !o->interval)

@@ -48,12 +48,23 @@ static int session_open_end(struct session *s)
 	char err[320];
 	int r;
 
-	r = o->sender ? endpoint_source(&s->end, o->file, o->has_limit,
+	/* --time: /dev/zero with no length (checked below) */
+	r = o->sender ? endpoint_source(&s->end, o->file,
+					o->has_limit || o->seconds > 0,
 					o->limit, err, sizeof(err)) :
 			endpoint_sink(&s->end, o->file, o->overwrite,
 				      o->truncate, err, sizeof(err));
 	if (r)
 		return session_usage(s, "%s", err);
+	if (o->seconds > 0 && s->end.ep != DND_EP_ZERO)
+		return session_usage(s, "--time sends /dev/zero for a while; "
+				     "give /dev/zero as FILE (a file is sent "
+				     "whole, or its first -l SIZE bytes)");
+	if (o->seconds > 0) {
+		/* No length in advance: segments until the time is up. */
+		s->end.known = false;
+		s->end.ep = DND_EP_STREAM;
+	}
 	if (o->streams > 1 && o->raw)
 		return session_usage(s, "--raw has no framing to tell streams "
 				     "apart; use -P 1");
@@ -72,6 +83,7 @@ static int session_open_end(struct session *s)
 		.splice_flags = o->splice_flags,
 		.qd = o->qd,
 		.sync_every = o->sync_every,
+		.seconds = o->seconds,
 		.progress = isatty(1) && isatty(2) && !o->quiet &&
 			    !o->json && !o->json_stream && !o->interval,
 		.hash_stream = o->sender && s->end.ep == DND_EP_STREAM &&

@@ -57,6 +57,7 @@ struct session_opts {
 	uint16_t port;
 	bool has_limit;
 	uint64_t limit;		/* -l */
+	double seconds;		/* --time: send /dev/zero this long; 0 */
 	uint64_t bsz;		/* -b */
 	uint64_t window;	/* -w; 0 = leave the socket buffers alone */
 	unsigned int pipe_size;	/* --pipe-size; 0 = kernel default */

@@ -157,11 +157,17 @@ static int xfer_stream_avail(struct dnd_xfer *x, uint64_t *avail)
 	return 0;
 }
 
+/* --time: the step between looks at the clock, so a run ends within a
+ * few milliseconds of its time. */
+#define XFER_TIMED_SEG	(4ULL << 20)
+
 static int xfer_send_segments(struct dnd_xfer *x)
 {
+	double end = stats_now() + x->cfg->seconds;
+
 	for (;;) {
-		uint64_t n = 0;
-		int r = xfer_stream_avail(x, &n);
+		uint64_t n = XFER_TIMED_SEG * (stats_now() < end);
+		int r = x->cfg->seconds > 0 ? 0 : xfer_stream_avail(x, &n);
 
 		if (r)
 			return r;

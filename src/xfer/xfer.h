@@ -42,6 +42,9 @@ struct xfer_cfg {
 	uint64_t sync_every;	/* receiver, --sync stream: start writeback
 				 * every this many bytes; 0: end only */
 	bool progress;		/* draw a progress line on stderr */
+	double seconds;		/* sender, --time: segments of an endless
+				 * source for this long from the first byte;
+				 * 0: as the source gives them */
 	bool hash_stream;	/* sender: a stream source that must be hashed
 				 * as it passes (it cannot be read twice) */
 	bool direct;		/* --direct: the file through O_DIRECT (rw) */

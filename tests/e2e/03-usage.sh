@@ -84,3 +84,28 @@ expect_out "usage: dnd [-b bsz] [-c host] [-h] [-l sz] [-m method] [-o|-t] [-p p
 expect_exit 2 "$DND"
 expect_out "   or: dnd [-b bsz] [-c host] [-h] [-l sz] [-m method] [-o|-t] [-p port] [-w wsz] FILE"
 ok "help"
+
+# --time (iperf3's -t): -t keeps its meaning, recv's --replace; --time
+# sends /dev/zero that long, and the report gives the time and the bytes.
+bad "dnd: -t is for the receiver's FILE; the sender only reads" send -c ::1 -t /dev/zero
+bad "dnd: --time cannot go with -l: give a time or a size" send -c ::1 --time 1 -l 1Mi /dev/zero
+bad "dnd: --time cannot go with -P: a timed run has no length to split; use -P 1" send -c ::1 --time 1 -P 2 /dev/zero
+bad "dnd: --time '0': give seconds above 0, e.g. 30" send -c ::1 --time 0 /dev/zero
+bad "dnd: --time bounds what is sent; a receiver takes what the sender sends" recv --time 1 "$T/timed"
+expect_exit 2 "$DND" send -c ::1 --time 1 "$f"
+[ "$OUT" = "dnd: --time sends /dev/zero for a while; give /dev/zero as FILE (a file is sent whole, or its first -l SIZE bytes)" ] ||
+	fail "--time with a file: $OUT"
+next_port
+start_recv "$T/r.log" "$T/timed"
+expect_exit 0 "$DND" send -c 127.0.0.1 -p "$PORT" --time 0.3 /dev/zero
+wait_recv
+[ "$RRC" = 0 ] || fail "timed run's receiver: $(cat "$T/r.log")"
+n=$(stat -c %s "$T/timed")
+[ "$n" -gt 0 ] || fail "a timed run sent nothing"
+secs=$(sed -nE "s/^Sent $((n / 1024)) KiB in ([0-9]+\.[0-9]+) sec: .*/\1/p" <<<"$OUT")
+[ -n "$secs" ] || fail "the report does not give the time and the bytes: $OUT"
+awk -v s="$secs" 'BEGIN { exit !(s >= 0.3) }' || fail "a 0.3 s run stopped after $secs s"
+expect_out "verify: verified (xxh3 "
+expect_out ", $n bytes; "
+cmp -s -n "$n" /dev/zero "$T/timed" || fail "a timed run landed other bytes than zeros"
+ok "--time SEC: /dev/zero for that long, time and bytes reported; -t unchanged"
