@@ -145,8 +145,8 @@ static int tls_confirm(struct dnd_tls *t, double deadline, char *err,
 		r = tls_drive_all(t, DND_TLS_READ, got, sizeof(got), deadline,
 				  err, len);
 	if (!r && CRYPTO_memcmp(got, want, sizeof(want))) {
-		snprintf(err, len, "authentication failed: the %s does not "
-				   "hold this key", server ? "client" : "server");
+		snprintf(err, len, DND_TLS_NOKEY, server ? "client" :
+			 "server");
 		r = -EACCES;
 	}
 	OPENSSL_cleanse(mine, sizeof(mine));
@@ -217,8 +217,7 @@ static int tls_setup(struct dnd_tls *t, const struct dnd_tls_cfg *cfg,
 	r = tls_drive(t, DND_TLS_HANDSHAKE, NULL, 0, NULL, cfg->deadline, err,
 		      len);
 	if (!r && !certs && !SSL_session_reused(t->ssl)) {
-		snprintf(err, len, "authentication failed: the %s does not "
-				   "hold this key",
+		snprintf(err, len, DND_TLS_NOKEY,
 			 cfg->server ? "client" : "server");
 		return -EACCES;
 	}

@@ -22,7 +22,7 @@ static int tls_err_verify(const struct tls_why *w, char *err, size_t len)
 {
 	/* Key only: the server declined the PSK and showed a certificate. */
 	if (!w->ca) {
-		snprintf(err, len, AUTH "the %s does not hold this key",
+		snprintf(err, len, DND_TLS_NOKEY,
 			 w->server ? "client" : "server");
 		return -EACCES;
 	}
@@ -57,7 +57,7 @@ static int tls_err_reason(const struct tls_why *w, int reason, char *err,
 
 	switch (reason) {
 	case SSL_R_BINDER_DOES_NOT_VERIFY:
-		snprintf(err, len, AUTH "the %s does not hold this key", peer);
+		snprintf(err, len, DND_TLS_NOKEY, peer);
 		return -EACCES;
 	case SSL_R_TLSV1_ALERT_DECRYPT_ERROR:
 	case SSL_R_SSLV3_ALERT_ILLEGAL_PARAMETER:
@@ -65,7 +65,7 @@ static int tls_err_reason(const struct tls_why *w, int reason, char *err,
 		 * illegal_parameter, later ones with decrypt_error. */
 		if (!w->psk || w->server)
 			return 0;
-		snprintf(err, len, AUTH "the %s does not hold this key", peer);
+		snprintf(err, len, DND_TLS_NOKEY, peer);
 		return -EACCES;
 	case SSL_R_CERTIFICATE_VERIFY_FAILED:
 		return tls_err_verify(w, err, len);

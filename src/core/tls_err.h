@@ -7,6 +7,13 @@
 #ifndef DND_TLS_ERR_H
 #define DND_TLS_ERR_H
 
+/* A peer without our key: the message (its %s names the peer) and the
+ * likely fix, the same whichever end failed, so it tells an attacker
+ * nothing the failure does not. */
+#define DND_TLS_NOKEY	"authentication failed: the %s does not hold this " \
+			"key; both ends need the same key file ('dnd serve " \
+			"--new-key FILE' makes one)"
+
 #include <stdbool.h>
 #include <stddef.h>
 

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 /* Client names beneath dnd serve's DIR: string checks first, then openat2
- * resolution, so that the kernel, not a string, decides what is beneath. */
+ * resolution, so that the kernel, not a string, decides what is beneath.
+ * What goes back to a client names DIR as "the served directory", never
+ * by its path on the server. */
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <sys/syscall.h>
@@ -128,18 +130,19 @@ static int confine_fail(const struct dnd_confine *c, int err, const char *q,
 {
 	if (err == ELOOP)
 		snprintf(why, whylen, "name '%s' crosses a symbolic link; dnd "
-			 "serve follows none beneath %s", q, c->dir);
+			 "serve follows none beneath the served directory", q);
 	else if (err == EXDEV)
-		snprintf(why, whylen, "name '%s' escapes %s", q, c->dir);
+		snprintf(why, whylen, "name '%s' escapes the served directory",
+			 q);
 	else if (err == ENOENT)
-		snprintf(why, whylen, "name '%s': no such directory beneath %s "
-			 "(dnd serve creates none)", q, c->dir);
+		snprintf(why, whylen, "name '%s': no such directory beneath "
+			 "the served directory (dnd serve creates none)", q);
 	else if (err == ENOTDIR)
 		snprintf(why, whylen, "name '%s': a component of its directory "
 			 "is not a directory", q);
 	else
-		snprintf(why, whylen, "name '%s': openat2 beneath %s: %s", q,
-			 c->dir, strerror(err));
+		snprintf(why, whylen, "name '%s': openat2 beneath the served "
+			 "directory: %s", q, strerror(err));
 	return -err;
 }
 
@@ -264,8 +267,8 @@ int confine_open_read(const struct dnd_confine *c, const char *name,
 	confine_quote(name, len, q, sizeof(q));
 	err = -ENOENT;
 	if (!t.exists) {
-		snprintf(why, whylen, "name '%s': no such file in %s", q,
-			 c->dir);
+		snprintf(why, whylen, "name '%s': no such file in the served "
+			 "directory", q);
 		goto out;
 	}
 	/* O_NONBLOCK: if a FIFO was swapped in since the look, open must
@@ -297,7 +300,7 @@ int confine_space(const struct dnd_confine *c, uint64_t need,
 	struct statvfs sv;
 
 	if (fstatvfs(c->dirfd, &sv) == -1) {
-		snprintf(why, len, "fstatvfs on %s: %s", c->dir,
+		snprintf(why, len, "fstatvfs on the served directory: %s",
 			 strerror(errno));
 		return -errno;
 	}
@@ -305,8 +308,9 @@ int confine_space(const struct dnd_confine *c, uint64_t need,
 	if (need <= *avail)
 		return 0;
 	snprintf(why, len, "the declared length of %llu bytes (%.1f MiB) does "
-		 "not fit: the filesystem of %s has %llu bytes (%.1f MiB) free",
-		 (unsigned long long)need, (double)need / (1 << 20), c->dir,
+		 "not fit: the served directory's filesystem has %llu bytes "
+		 "(%.1f MiB) free", (unsigned long long)need,
+		 (double)need / (1 << 20),
 		 (unsigned long long)*avail, (double)*avail / (1 << 20));
 	return -ENOSPC;
 }

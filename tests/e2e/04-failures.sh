@@ -164,6 +164,17 @@ for keyed in "" "--key $T/key"; do
 	wait_log "$T/serve.log" "the client is a one-shot 'dnd send' without --to NAME; a dnd serve takes 'dnd send --to NAME' or 'dnd recv --from NAME'" \
 		"${keyed:-keyless} serve did not name the one-shot sender"
 	grep -q -- "--raw" "$T/serve.log" "$T/r.log" && fail "--raw suggested to a dnd peer"
+	# A missing name is named relative to the served directory, whose
+	# path on the server stays there.
+	# shellcheck disable=SC2086
+	expect_exit 1 "$DND" recv -c 127.0.0.1 -p "$PORT" $keyed --from nofile "$T/pulled"
+	[ "$OUT" = "dnd: server refused: name 'nofile': no such file in the served directory" ] ||
+		fail "a pull of a missing file: $OUT"
+	# shellcheck disable=SC2086
+	expect_exit 1 "$DND" recv -c 127.0.0.1 -p "$PORT" $keyed --from nodir/f "$T/pulled"
+	[ "$OUT" = "dnd: server refused: name 'nodir/f': no such directory beneath the served directory (dnd serve creates none)" ] ||
+		fail "a pull from a missing directory: $OUT"
+	[ -e "$T/pulled" ] && fail "a refused pull left $T/pulled"
 	kill -TERM "$BPID"
 	wait_for "$BPID" 10 || fail "serve exited $? after SIGTERM"
 	no_leftovers "$T/srv"

@@ -39,7 +39,7 @@ for l in s r; do
 		fail "$l: verify line: $(cat "$T/$l.log")"
 done
 xfer "-c 127.0.0.1 $T/src" "$T/clear"
-[ "$SRC" = 0 ] && [ "$RRC" = 0 ] || fail "keyless: send $SRC recv $RRC"
+[ "$SRC" = 0 ] && [ "$RRC" = 0 ] || fail "keyless: send $SRC recv $RRC: $(cat "$T/s.log" "$T/r.log")"
 for l in s r; do
 	grep -q "tls:" "$T/$l.log" && fail "$l: a tls line without a key: $(cat "$T/$l.log")"
 	grep -qxF "  verify: verified ($h, 3000000 bytes; catches accidents, not attackers: use --key)" "$T/$l.log" ||
@@ -49,8 +49,8 @@ ok "each end says what it proved: TLS 1.3 and psk with a key, accidents only wit
 
 xfer "-c 127.0.0.1 --key $T/other $T/src" "--key $T/key $T/wrong"
 [ "$SRC" = 1 ] && [ "$RRC" = 1 ] || fail "wrong key: send $SRC recv $RRC"
-grep -q "dnd: authentication failed: the receiver does not hold this key" "$T/s.log" || fail "sender: $(cat "$T/s.log")"
-grep -q "dnd: authentication failed: the sender does not hold this key" "$T/r.log" || fail "receiver: $(cat "$T/r.log")"
+grep -qxF "dnd: authentication failed: the receiver does not hold this key; both ends need the same key file ('dnd serve --new-key FILE' makes one)" "$T/s.log" || fail "sender: $(cat "$T/s.log")"
+grep -qxF "dnd: authentication failed: the sender does not hold this key; both ends need the same key file ('dnd serve --new-key FILE' makes one)" "$T/r.log" || fail "receiver: $(cat "$T/r.log")"
 ls -A "$T" | grep -q wrong && fail "a wrong key left $(ls -A "$T" | grep wrong)"
 ok "a wrong key: exact message on both ends, exit 1, nothing landed"
 

@@ -80,6 +80,9 @@ static void refused(const char *name, size_t n, int err, const char *text)
 	      "resolve refuses: %s (%d)", why, rc);
 	CHECK(rc2 == err && fd == -1 && strstr(why2, text),
 	      "open_read refuses: %s (%d)", why2, rc2);
+	/* the client hears of the served directory, not of its path */
+	CHECK(!strstr(why, conf.dir) && !strstr(why2, conf.dir),
+	      "the server's path stays out: %s / %s", why, why2);
 }
 
 static void test_bad_names(void)
@@ -180,7 +183,8 @@ static void test_good_names(void)
 	      "one byte fits (%llu free)", (unsigned long long)avail);
 	CHECK(confine_space(&conf, UINT64_MAX, &avail, why, sizeof(why)) ==
 	      -ENOSPC && strstr(why, "18446744073709551615 bytes") &&
-	      strstr(why, "bytes (") && strstr(why, dir),
+	      strstr(why, "bytes (") && !strstr(why, dir) &&
+	      strstr(why, "the served directory"),
 	      "too much refused: %s", why);
 }
 
