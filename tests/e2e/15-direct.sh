@@ -87,6 +87,7 @@ if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null &&
 		"$T/bin/dnd" recv -p "$PORT" --direct "$T/nb/dst" >"$T/r.log" 2>&1 &
 	RPID=$!
 	_pids+=("$RPID")
+	wait_listen "$PORT"
 	"$DND" send -c 127.0.0.1 -p "$PORT" "$T/src" >"$T/s.log" 2>&1
 	SRC=$?
 	wait_recv

@@ -24,6 +24,7 @@ mport=$PORT
 spid=$!
 _pids+=("$spid")
 wait_listen "$mport"
+wait_listen "$sport"
 url=http://127.0.0.1:$mport/metrics
 # The metrics port listens a moment before the first counters are in.
 for i in $(seq 1 50); do
