@@ -161,7 +161,14 @@ static int session_xfer_failed(struct session *s)
 		if (s->o->sender && session_send_heard(s))
 			return 1;
 		/* A reset carries no sender: the peer's (one that failed
-		 * closes with data unread) looks like a middlebox's. */
+		 * closes with data unread) looks like a middlebox's. A
+		 * server's reason came in its reply if it had one (above):
+		 * its message is out of the client's sight. */
+		if (s->o->link && !s->o->link->server)
+			return session_fail(s, "the connection was reset after "
+					    "%llu bytes: by the server, which "
+					    "sent no reason, or by something "
+					    "on the path", done);
 		return session_fail(s, "the connection was reset after %llu "
 				    "bytes: by the %s (see its message) or by "
 				    "something on the path", done,

@@ -180,3 +180,28 @@ for keyed in "" "--key $T/key"; do
 	no_leftovers "$T/srv"
 done
 ok "one-shot against dnd serve: both ends name the other's mode, keyless and keyed"
+
+# A server that dies mid-push sends no reason: the client says so, and
+# does not send the user to a message it cannot see.
+next_port
+bg "$T/serve.log" "$DND" serve -p "$PORT" --dir "$T/srv"
+wait_listen "$PORT"
+"$DND" send -c 127.0.0.1 -p "$PORT" --to big -l 100Mi "$T/fifo" >"$T/s.log" 2>&1 &
+sp=$!
+_pids+=("$sp")
+exec 3>"$T/fifo"
+head -c 2M /dev/urandom >&3
+wait_size "$T/srv/.big.dnd-*" 1048576
+child=$(pgrep -P "$BPID")
+[ -n "$child" ] || fail "no session process under dnd serve"
+kill -9 $child
+head -c 16M /dev/zero >&3 2>/dev/null
+exec 3>&-
+wait "$sp"
+src=$?
+[ "$src" = 1 ] || fail "client exit $src after its server died"
+grep -qxE "dnd: the connection was reset after [0-9]+ bytes: by the server, which sent no reason, or by something on the path" "$T/s.log" ||
+	fail "client's cause: $(cat "$T/s.log")"
+kill -TERM "$BPID"
+wait_for "$BPID" 10 || fail "serve exited $? after SIGTERM"
+ok "a server that dies mid-push: the client promises no message it cannot see"
