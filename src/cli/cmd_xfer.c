@@ -92,8 +92,8 @@ static const struct opt_def xfer_opts[] = {
 	  "sends (drop -l, or send with -c HOST)", OPT_AT(S, limit) },
 	{ .name = "time", .type = DND_OPT_SECONDS, .flags = DND_OPT_F_POSITIVE,
 	  .roles = DND_ROLE_SEND, .group = "Data path", .metavar = "SEC",
-	  .help = "send /dev/zero for SEC seconds instead of a length "
-	  "(iperf3's -t; -t here is recv's --replace)",
+	  .help = "send /dev/zero for SEC seconds instead of a length, as "
+	  "iperf3's time option (the man page says why not its letter)",
 	  .misuse = "--time bounds what is sent; a receiver takes what the "
 	  "sender sends", OPT_AT(S, seconds) },
 	{ .name = "pipe-size", .type = DND_OPT_SIZE, DND_OPT_PIPE_RANGE,
