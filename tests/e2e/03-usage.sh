@@ -102,7 +102,7 @@ wait_recv
 [ "$RRC" = 0 ] || fail "timed run's receiver: $(cat "$T/r.log")"
 n=$(stat -c %s "$T/timed")
 [ "$n" -gt 0 ] || fail "a timed run sent nothing"
-secs=$(sed -nE "s/^Sent $((n / 1024)) KiB in ([0-9]+\.[0-9]+) sec: .*/\1/p" <<<"$OUT")
+secs=$(sed -nE "s/^sender: $n bytes in [0-9.]+ s: .*; sent \(the seed's timing\) in ([0-9]+\.[0-9]+) s: .*/\1/p" <<<"$OUT")
 [ -n "$secs" ] || fail "the report does not give the time and the bytes: $OUT"
 awk -v s="$secs" 'BEGIN { exit !(s >= 0.3) }' || fail "a 0.3 s run stopped after $secs s"
 expect_out "verify: verified (xxh3 "
