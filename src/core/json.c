@@ -9,47 +9,12 @@
 #include <string.h>
 #include <time.h>
 
+#include "core/esc.h"
 #include "core/json.h"
 #include "core/log.h"
 #include "core/version.h"
 
 static void json_key(struct json *j, const char *key);
-
-/*
- * Length of the well-formed UTF-8 sequence at p (at most n bytes), or 0:
- * RFC 3629's table, so overlong forms, surrogates and code points past
- * U+10FFFF are refused as Python's and every strict decoder refuses them.
- */
-static size_t json_utf8_len(const unsigned char *p, size_t n)
-{
-	unsigned char lo = 0x80, hi = 0xbf;
-	size_t len, i;
-
-	if (p[0] < 0x80)
-		return 1;
-	if (p[0] >= 0xc2 && p[0] <= 0xdf)
-		len = 2;
-	else if (p[0] >= 0xe0 && p[0] <= 0xef)
-		len = 3;
-	else if (p[0] >= 0xf0 && p[0] <= 0xf4)
-		len = 4;
-	else
-		return 0;
-	if (p[0] == 0xe0)
-		lo = 0xa0;
-	else if (p[0] == 0xed)
-		hi = 0x9f;
-	else if (p[0] == 0xf0)
-		lo = 0x90;
-	else if (p[0] == 0xf4)
-		hi = 0x8f;
-	if (n < len || p[1] < lo || p[1] > hi)
-		return 0;
-	for (i = 2; i < len; i++)
-		if (p[i] < 0x80 || p[i] > 0xbf)
-			return 0;
-	return len;
-}
 
 bool json_utf8_valid(const char *s, size_t n)
 {
@@ -57,7 +22,7 @@ bool json_utf8_valid(const char *s, size_t n)
 	size_t i, k;
 
 	for (i = 0; i < n; i += k)
-		if (!(k = json_utf8_len(p + i, n - i)))
+		if (!(k = esc_utf8_len(p + i, n - i)))
 			return false;
 	return true;
 }
@@ -71,7 +36,7 @@ static void json_esc(FILE *f, const char *s, size_t n)
 
 	fputc('"', f);
 	for (i = 0; i < n; i += k) {
-		k = json_utf8_len(p + i, n - i);
+		k = esc_utf8_len(p + i, n - i);
 		if (!k) {
 			fputs("\\ufffd", f);
 			k = 1;

@@ -11,6 +11,7 @@
 
 #include "core/be.h"
 #include "core/chan.h"
+#include "core/esc.h"
 #include "core/io.h"
 #include "core/net.h"
 #include "core/proto.h"
@@ -220,14 +221,13 @@ static bool proto_printable(uint8_t c)
 size_t proto_put_reason(uint8_t out[DND_REASON_HEAD_LEN + DND_REASON_MAX],
 			const char *text)
 {
-	size_t n = strnlen(text, DND_REASON_MAX), i;
+	char safe[DND_REASON_MAX + 1];
+	size_t n = esc_text(safe, sizeof(safe), text, strlen(text), ESC_ASCII);
 
 	memcpy(out, magic_reason, 4);
 	be_put16(out + 4, (uint16_t)n);
 	be_put16(out + 6, 0);
-	for (i = 0; i < n; i++)
-		out[DND_REASON_HEAD_LEN + i] = proto_printable((uint8_t)text[i]) ?
-					       (uint8_t)text[i] : '?';
+	memcpy(out + DND_REASON_HEAD_LEN, safe, n);
 	return DND_REASON_HEAD_LEN + n;
 }
 

@@ -177,8 +177,8 @@ int proto_get_end(const uint8_t in[DND_MSG_LEN], bool trailer,
 
 /*
  * The reason after an accept or a reply that is not OK. proto_put_reason()
- * writes text's first DND_REASON_MAX bytes, each byte outside 0x20-0x7e as
- * '?', and returns the length written. proto_get_reason_len() decodes the
+ * writes text escaped to printable ASCII (core/esc.h ESC_ASCII), cut to
+ * DND_REASON_MAX bytes, and returns the length written. proto_get_reason_len() decodes the
  * head: the text's length in *n; proto_get_reason() those n bytes into
  * text, NUL-ended. Each returns 0, or -EBADMSG with the reason in why
  * (magic, length, reserved bytes; a byte outside 0x20-0x7e).

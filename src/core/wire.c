@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "core/be.h"
+#include "core/esc.h"
 #include "core/wire.h"
 
 static const char magic_open[4] = { 'D', 'N', 'D', 'a' };
@@ -162,20 +163,19 @@ int wire_get_req(const uint8_t in[DND_WIRE_REQ_LEN], uint16_t *params_len,
 size_t wire_put_verdict(uint8_t *out, size_t cap, uint16_t status,
 			const char *reason)
 {
-	size_t n = strlen(reason), i;
+	char text[DND_WIRE_REASON_MAX + 1];
+	size_t n;
 
 	if (cap < DND_WIRE_VERD_LEN)
 		return 0;
-	if (n > DND_WIRE_REASON_MAX)
-		n = DND_WIRE_REASON_MAX;
-	if (n > cap - DND_WIRE_VERD_LEN)
-		n = cap - DND_WIRE_VERD_LEN;
+	n = cap - DND_WIRE_VERD_LEN;
+	esc_text(text, n < sizeof(text) ? n + 1 : sizeof(text), reason,
+		 strlen(reason), ESC_ASCII);
+	n = strlen(text);
 	memcpy(out, magic_verd, 4);
 	be_put16(out + 4, status);
 	be_put16(out + 6, (uint16_t)n);
-	for (i = 0; i < n; i++)
-		out[DND_WIRE_VERD_LEN + i] = reason[i] >= 0x20 &&
-					     reason[i] < 0x7f ? reason[i] : '?';
+	memcpy(out + DND_WIRE_VERD_LEN, text, n);
 	return DND_WIRE_VERD_LEN + n;
 }
 

@@ -109,8 +109,9 @@ int wire_get_req(const uint8_t in[DND_WIRE_REQ_LEN], uint16_t *params_len,
 		 char *why, size_t len);
 
 /*
- * The verdict: status 0 accepts, anything else refuses with reason (cut
- * at DND_WIRE_REASON_MAX bytes; bytes outside printable ASCII become '?').
+ * The verdict: status 0 accepts, anything else refuses with reason (bytes
+ * outside printable ASCII escaped, core/esc.h ESC_ASCII; cut to
+ * DND_WIRE_REASON_MAX bytes).
  * Writes head and reason into out (cap >= DND_WIRE_VERD_LEN) and returns
  * the length.
  */

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/esc.h"
 #include "serve/confine.h"
 
 #ifndef SYS_openat2
@@ -21,7 +22,8 @@
 
 #define CONFINE_RESOLVE \
 	(RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS)
-#define CONFINE_QUOTE	64	/* name bytes quoted in a message */
+#define CONFINE_QUOTE	64	/* a name in a message: its escape is cut
+				 * at 4 times this (ESC_ROOM) */
 
 /* openat2 beneath dirfd with no symlinks. EAGAIN means a concurrent
  * rename touched the walk; retrying a few times is what the man page asks. */
@@ -35,26 +37,6 @@ static int confine_openat2(int dirfd, const char *path, uint64_t flags)
 		fd = syscall(SYS_openat2, dirfd, path, &how, sizeof(how));
 	} while (fd == -1 && (errno == EAGAIN || errno == EINTR) && --tries);
 	return (int)fd;
-}
-
-/* A name for a message: printable ASCII as is, the rest as \xNN, cut at
- * CONFINE_QUOTE bytes; a client's name never writes raw bytes to a log. */
-static void confine_quote(const char *name, size_t len, char *out,
-			  size_t outlen)
-{
-	size_t i, o = 0, n = len < CONFINE_QUOTE ? len : CONFINE_QUOTE;
-	unsigned char ch;
-
-	for (i = 0; i < n && o + 5 < outlen; i++) {
-		ch = (unsigned char)name[i];
-		if (ch >= 0x20 && ch < 0x7f && ch != '\\' && ch != '\'')
-			out[o++] = (char)ch;
-		else
-			o += (size_t)snprintf(out + o, outlen - o, "\\x%02x", ch);
-	}
-	if (n < len && o + 4 < outlen)
-		o += (size_t)snprintf(out + o, outlen - o, "...");
-	out[o] = '\0';
 }
 
 /* Checks each component: no "..", none longer than NAME_MAX. */
@@ -88,18 +70,26 @@ static int confine_check_parts(const char *name, size_t len, const char *q,
 int confine_check_name(const char *name, size_t len, char *why,
 		       size_t whylen)
 {
-	char q[4 * CONFINE_QUOTE + 8];
+	char q[ESC_ROOM(CONFINE_QUOTE)];
 	const char *nul, *last;
+	size_t at;
 
 	if (!len) {
 		snprintf(why, whylen, "empty name");
 		return -EINVAL;
 	}
-	confine_quote(name, len, q, sizeof(q));
+	esc_text(q, sizeof(q), name, len, ESC_PEER);
 	nul = memchr(name, '\0', len);
 	if (nul) {
 		snprintf(why, whylen, "name '%s' holds a NUL byte at offset %zu",
 			 q, (size_t)(nul - name));
+		return -EINVAL;
+	}
+	if (esc_has_control(name, len, &at)) {
+		snprintf(why, whylen, "name '%s' holds a control character "
+			 "(byte 0x%02x at offset %zu); names with control "
+			 "characters are refused", q, (unsigned char)name[at],
+			 at);
 		return -EINVAL;
 	}
 	if (len >= PATH_MAX) {
@@ -217,7 +207,7 @@ int confine_resolve(const struct dnd_confine *c, const char *name,
 		    size_t len, struct dnd_confined *t, char *why,
 		    size_t whylen)
 {
-	char path[PATH_MAX], q[4 * CONFINE_QUOTE + 8];
+	char path[PATH_MAX], q[ESC_ROOM(CONFINE_QUOTE)];
 	const char *parent = ".";
 	char *slash, *base = path;
 	int err, fd;
@@ -228,7 +218,7 @@ int confine_resolve(const struct dnd_confine *c, const char *name,
 	err = confine_check_name(name, len, why, whylen);
 	if (err)
 		return err;
-	confine_quote(name, len, q, sizeof(q));
+	esc_text(q, sizeof(q), name, len, ESC_PEER);
 	memcpy(path, name, len);
 	path[len] = '\0';
 	slash = strrchr(path, '/');
@@ -255,7 +245,7 @@ int confine_resolve(const struct dnd_confine *c, const char *name,
 int confine_open_read(const struct dnd_confine *c, const char *name,
 		      size_t len, int *fd, char *why, size_t whylen)
 {
-	char q[4 * CONFINE_QUOTE + 8];
+	char q[ESC_ROOM(CONFINE_QUOTE)];
 	struct dnd_confined t;
 	struct stat st;
 	int err, f;
@@ -264,7 +254,7 @@ int confine_open_read(const struct dnd_confine *c, const char *name,
 	err = confine_resolve(c, name, len, &t, why, whylen);
 	if (err)
 		return err;
-	confine_quote(name, len, q, sizeof(q));
+	esc_text(q, sizeof(q), name, len, ESC_PEER);
 	err = -ENOENT;
 	if (!t.exists) {
 		snprintf(why, whylen, "name '%s': no such file in the served "

@@ -39,10 +39,11 @@ void confine_close(struct dnd_confine *c);
 
 /*
  * The pure checks on a name of len bytes (it need not be NUL-terminated;
- * a NUL inside is refused): not empty, shorter than PATH_MAX, relative, no
- * ".." component, no component longer than NAME_MAX, and a file name at
- * the end (not "", "." or a trailing "/"). Returns 0 or -EINVAL with why
- * quoting the name (non-printable bytes as \xNN).
+ * a NUL inside is refused): not empty, no control character (a log line
+ * or terminal must not be forged with one), shorter than PATH_MAX,
+ * relative, no ".." component, no component longer than NAME_MAX, and a
+ * file name at the end (not "", "." or a trailing "/"). Returns 0 or
+ * -EINVAL with why quoting the name (escaped: core/esc.h).
  */
 int confine_check_name(const char *name, size_t len, char *why,
 		       size_t whylen);

@@ -140,8 +140,8 @@ static void test_good(void)
 	s.reason = "server busy\x1b[2J";
 	run_pair(&c, &s);
 	CHECK(c.rc == -EPERM && c.status == 2 &&
-	      !strcmp(c.why, "server refused: server busy?[2J"),
-	      "a refusal arrives with its reason, made printable: %s", c.why);
+	      !strcmp(c.why, "server refused: server busy\\x1b[2J"),
+	      "a refusal arrives with its reason, escaped: %s", c.why);
 	pair_close(&c, &s);
 }
 

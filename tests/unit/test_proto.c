@@ -103,8 +103,8 @@ static void test_reason(void)
 	CHECK(proto_send_accept(sp[0], &a) == 0 &&
 	      proto_recv_accept(sp[1], &a2, why, sizeof(why)) == 0 &&
 	      a2.status == DND_ST_REFUSED &&
-	      !strcmp(a2.reason, "x exists??[2J; use -t"),
-	      "a refusing accept carries its reason, control bytes as '?': %s",
+	      !strcmp(a2.reason, "x exists\\n\\x1b[2J; use -t"),
+	      "a refusing accept carries its reason, control bytes escaped: %s",
 	      a2.reason);
 	memset(e.reason, 'r', DND_REASON_MAX);
 	e.reason[DND_REASON_MAX] = '\0';
