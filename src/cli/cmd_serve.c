@@ -72,8 +72,13 @@ static const struct opt_def serve_defs[] = {
 	  .help = "a session fails after SEC without progress; 0: never",
 	  OPT_AT(C, o.timeout) },
 	{ .name = "json", .type = DND_OPT_FLAG, .group = "Output",
-	  .help = "the log as JSON Lines (\"type\": \"serve_session\")",
+	  .help = "the log as JSON Lines (\"type\": \"serve_session\") on "
+	  "stdout; the server's own messages stay on stderr",
 	  OPT_AT(C, o.json) },
+	{ .name = "log", .type = DND_OPT_STRING, .metavar = "FILE",
+	  .group = "Output", .def = "stderr; stdout with --json",
+	  .help = "append the log to FILE (text lines start with an RFC 3339 "
+	  "time)", OPT_AT(C, o.log) },
 	{ .name = "metrics", .type = DND_OPT_HOSTPORT,
 	  .flags = DND_OPT_F_ANYHOST, .group = "Output",
 	  .metavar = "[ADDR:]PORT", .help = "serve Prometheus counters at "
@@ -115,7 +120,8 @@ static const struct opt_cmd serve_cmd = {
 		 "DIR: a push from 'dnd send' lands as DIR/NAME, a pull from "
 		 "'dnd recv' reads DIR/NAME (see their options under 'With "
 		 "dnd serve'). Each transfer runs in its own process; one log "
-		 "line per transfer on stderr.",
+		 "line per transfer on stderr (stdout with --json, or --log "
+		 "FILE).",
 	.notes = "With --key (or --cert, --cert-key, --ca) every connection "
 		 "is TLS 1.3: both ends authenticate, and no one on the path "
 		 "can read or change a byte. Without, only loopback peers are "

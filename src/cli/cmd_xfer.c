@@ -12,6 +12,7 @@
 #include "cli/opt_keys.h"
 #include "cli/opt_parse.h"
 #include "core/io.h"
+#include "core/esc.h"
 #include "core/land.h"
 #include "core/log.h"
 #include "core/proto.h"
@@ -244,6 +245,22 @@ static void xfer_check_end(struct opt_state *st, struct xfer_cli *x)
 	}
 }
 
+/* A name for dnd serve with a control character is refused here, before
+ * connecting, as the server would refuse it (it could forge a log line). */
+static void xfer_check_control(struct opt_state *st, const char *opt,
+			       const char *name)
+{
+	char q[ESC_ROOM(64)];
+	size_t at;
+
+	if (!name || !esc_has_control(name, strlen(name), &at))
+		return;
+	esc_text(q, sizeof(q), name, strlen(name), ESC_PEER);
+	log_err("%s '%s': the name holds a control character (byte 0x%02x "
+		"at offset %zu), which dnd serve refuses", opt, q, (unsigned char)name[at], at);
+	st->bad++;
+}
+
 /* What --to and --from need and exclude; adds to st->bad. */
 static void xfer_check_serve(struct opt_state *st, struct xfer_cli *x)
 {
@@ -269,6 +286,8 @@ static void xfer_check_serve(struct opt_state *st, struct xfer_cli *x)
 		log_err("--to: %s", why);
 		st->bad++;
 	}
+	xfer_check_control(st, x->to ? "--to" : "--from", x->to ? x->to :
+			   x->from);
 	if (!served && opt_given(st, "peer-method")) {
 		log_err("--peer-method is for a transfer with dnd serve: add "
 			"--to NAME (send) or --from NAME (recv)");

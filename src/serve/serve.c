@@ -28,6 +28,7 @@
 #include "core/stats.h"
 #include "serve/handshake.h"
 #include "serve/serve.h"
+#include "serve/serve_log.h"
 #include "serve/serve_wait.h"
 
 struct kid {
@@ -50,6 +51,7 @@ struct server {
 	bool stopping;
 	double stop_at;
 	struct dnd_metrics *metrics;
+	struct serve_log log;
 	struct {
 		uint64_t accepted, refused_allow, sessions, ok, failed, lost;
 		uint64_t pushed_bytes, pulled_bytes;
@@ -105,32 +107,6 @@ static void serve_tally(struct server *sv, const struct serve_tally *t)
 		sv->count.pushed_bytes += t->bytes;
 }
 
-/* A session's log line written by the parent: no transfer ran. */
-static void serve_log(const struct server *sv, const char *peer,
-		      double secs, const char *what)
-{
-	struct json j;
-
-	if (!sv->o->json) {
-		log_err("session %s: %s", peer, what);
-		return;
-	}
-	/* Every field docs/schema/serve_session.json requires: no request
-	 * was read, so no direction, name or method; no TLS ran. */
-	json_begin_doc(&j, stderr, "serve_session");
-	json_str(&j, "peer", peer);
-	json_str(&j, "direction", NULL);
-	json_str(&j, "name", NULL);
-	json_str(&j, "method", NULL);
-	json_u64(&j, "bytes", 0);
-	json_f64(&j, "seconds", secs);
-	json_str(&j, "verdict", "failed");
-	json_str(&j, "error", what);
-	json_str(&j, "tls", NULL);
-	json_end(&j);
-	fflush(stderr);
-}
-
 /* A line for a child that could not say how it ended. */
 static void serve_log_lost(struct server *sv, const struct kid *k, int st,
 			   int swept)
@@ -148,7 +124,7 @@ static void serve_log_lost(struct server *sv, const struct kid *k, int st,
 	else
 		snprintf(what, sizeof(what), "the session process exited %d "
 			 "without a log line%s", WEXITSTATUS(st), more);
-	serve_log(sv, k->peer, stats_now() - k->t0, what);
+	serve_log_failed(&sv->log, k->peer, stats_now() - k->t0, what);
 }
 
 static void serve_reaped(struct server *sv, pid_t pid, int st)
@@ -178,9 +154,8 @@ static void serve_reaped(struct server *sv, pid_t pid, int st)
 
 		memcpy(&t, line, sizeof(t));
 		serve_tally(sv, &t);
-		line[got] = 0;
-		fputs(line + sizeof(t), stderr);
-		fflush(stderr);
+		serve_log_child(&sv->log, sv->kids[i].peer, !t.ok && !t.ran,
+				line + sizeof(t), (size_t)got - sizeof(t));
 	} else {
 		sv->count.lost++;
 		serve_log_lost(sv, &sv->kids[i], st, swept);
@@ -253,7 +228,7 @@ static void serve_fork_child(struct server *sv, int fd, const char *peer,
 static void serve_drop(struct server *sv, const struct serve_waiting *w,
 		       const char *what)
 {
-	serve_log(sv, w->peer, stats_now() - w->t0, what);
+	serve_log_failed(&sv->log, w->peer, stats_now() - w->t0, what);
 	sv->count.failed++;
 	close(w->fd);
 }
@@ -311,7 +286,8 @@ static void serve_accept(struct server *sv)
 						    (struct sockaddr *)&ss, sl)) {
 			net_addr_str((struct sockaddr *)&ss, sl, what,
 				     sizeof(what));
-			serve_log(sv, what, 0, "refused: not in --allow");
+			serve_log_failed(&sv->log, what, 0,
+					 "refused: not in --allow");
 			sv->count.refused_allow++;
 			close(fd);
 			continue;
@@ -494,6 +470,7 @@ static int serve_loop(struct server *sv)
 		if (accept_now && sv->lfd >= 0)
 			serve_accept(sv);
 		serve_reap(sv);
+		serve_log_tick(&sv->log, stats_now(), false);
 		if (sv->stopping && serve_drained(sv))
 			return 0;
 		/* A handshake that outlived its deadline (a stopped child). */
@@ -584,6 +561,12 @@ int serve_run(const struct serve_opts *o)
 		confine_close(&sv.ctx.dir);
 		return 2;
 	}
+	if (serve_log_open(&sv.log, o->log, o->json, why, sizeof(why))) {
+		log_err("%s", why);
+		key_wipe(&sv.ctx.key);
+		confine_close(&sv.ctx.dir);
+		return 2;
+	}
 	code = serve_setup(&sv);
 	if (!code)
 		code = serve_loop(&sv);
@@ -598,7 +581,9 @@ int serve_run(const struct serve_opts *o)
 	free(sv.kids);
 	key_wipe(&sv.ctx.key);
 	confine_close(&sv.ctx.dir);
+	serve_log_tick(&sv.log, stats_now(), true);
 	if (!code)
 		log_err("stopped");
+	serve_log_close(&sv.log);
 	return code;
 }

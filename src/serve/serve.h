@@ -34,6 +34,7 @@ struct serve_opts {
 	uint64_t max_bytes;	/* 0: no limit */
 	bool replace;
 	bool json;
+	const char *log;	/* --log FILE; NULL: stderr (stdout with json) */
 	double grace;		/* seconds sessions get after SIGTERM */
 	uint64_t window;	/* the sessions' socket buffers */
 	double timeout;		/* the sessions' --timeout */

@@ -19,6 +19,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/esc.h"
 #include "core/io.h"
 #include "core/json.h"
 #include "core/land.h"
@@ -53,16 +54,6 @@ struct child {
 	bool ran;
 	char err[512];
 };
-
-/* Printable for a log: other bytes become '?'. */
-static void child_clean(char *out, size_t cap, const char *in, size_t n)
-{
-	size_t i;
-
-	for (i = 0; i < n && i + 1 < cap; i++)
-		out[i] = in[i] >= 0x20 && in[i] < 0x7f ? in[i] : '?';
-	out[i] = 0;
-}
 
 static void child_log_json(struct child *k, FILE *f)
 {
@@ -105,16 +96,17 @@ static void child_log_send(const struct child *k, int logfd,
 /* The session's one log line, through the parent (one write). */
 static void child_log(struct child *k, int logfd)
 {
-	char name[128], err[sizeof(k->err)], line[SERVE_LOG_MAX];
+	char name[ESC_ROOM(PATH_MAX)], err[ESC_ROOM(sizeof(k->err))];
+	char line[SERVE_LOG_MAX];
 	FILE *f = fmemopen(line, sizeof(line) - 1, "w");
 
 	if (!f)
 		return;
-	child_clean(name, sizeof(name), k->p.name, k->p.name_len);
+	esc_text(name, sizeof(name), k->p.name, k->p.name_len, ESC_PEER);
 	if (!k->err[0] && k->res.error[0])
 		snprintf(k->err, sizeof(k->err), "%s", k->res.error);
 	/* Messages name the file by the client's name: its bytes too. */
-	child_clean(err, sizeof(err), k->err, strlen(k->err));
+	esc_text(err, sizeof(err), k->err, strlen(k->err), 0);
 	if (k->c->o->json) {
 		child_log_json(k, f);
 	} else {
@@ -190,7 +182,7 @@ static int child_push(struct child *k)
 	const struct serve_opts *o = k->c->o;
 	struct dnd_confined t;
 	uint64_t avail;
-	char why[320];
+	char why[320], name[204];
 
 	if (confine_resolve(&k->c->dir, k->p.name, k->p.name_len, &t, why,
 			    sizeof(why)))
@@ -200,8 +192,10 @@ static int child_push(struct child *k)
 	if (land_check_name(t.base, why, sizeof(why)))
 		return child_refuse(k, SERVE_ST_REFUSED, why);
 	if (t.exists && !o->replace) {
-		snprintf(why, sizeof(why), "%.200s exists on the server, which "
-			 "runs without --replace", k->p.name);
+		esc_text(name, sizeof(name), k->p.name, k->p.name_len,
+			 ESC_PEER);
+		snprintf(why, sizeof(why), "%s exists on the server, which "
+			 "runs without --replace", name);
 		return child_refuse(k, SERVE_ST_REFUSED, why);
 	}
 	if (o->max_bytes && !(k->p.flags & SERVE_PF_KNOWN))

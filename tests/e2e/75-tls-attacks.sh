@@ -133,7 +133,7 @@ served() {
 		[ "$(grep -c 'session 127.0.0.1' "$T/serve.log")" -gt "$n" ] && break
 		sleep 0.05
 	done
-	tail -n1 "$T/serve.log" | grep -q "^dnd: session 127.0.0.1:[0-9]* push plan.bin -m rw: [0-9]* bytes in [0-9.]* s, failed: " ||
+	tail -n1 "$T/serve.log" | grep -q "^$STAMP dnd: session 127.0.0.1:[0-9]* push plan.bin -m rw: [0-9]* bytes in [0-9.]* s, failed: " ||
 		fail "$2: no failed session line: $(cat "$T/serve.log")"
 	tail -n1 "$T/serve.log" | grep -qF "failed: $cause" || fail "$2: the server's cause: $(cat "$T/serve.log")"
 	no_leftovers "$T/s"
@@ -189,7 +189,7 @@ cmp -s "$T/src" "$T/s/plan.bin" || fail "recorded push landed other bytes"
 rm "$T/s/plan.bin"
 timeout 60 "$PY3" "$MITM" --timeout 40 0 127.0.0.1 "$SPORT" replay "$T/push.rec" >"$T/m.log" 2>&1 ||
 	fail "replay: $(cat "$T/m.log")"
-wait_log "$T/serve.log" "^dnd: session 127.0.0.1:[0-9]*: 0 bytes in [0-9.]* s, failed: $MAC" \
+wait_log "$T/serve.log" "^$STAMP dnd: session 127.0.0.1:[0-9]*: 0 bytes in [0-9.]* s, failed: $MAC" \
 	"the replayed push is not refused with its cause"
 no_leftovers "$T/s"
 ok "serve --key: flip, twin, cut and replay fail with their cause, nothing lands"

@@ -109,7 +109,7 @@ expect_exit 1 "$DND" send -c 127.0.0.1 -p "$PORT" $(as old) --to stale "$T/src"
 expect_out "dnd: authentication failed: the server refused our certificate: it has expired; renew --cert"
 [ ! -e "$S/stale" ] || fail "an expired client's push landed"
 for _ in $(seq 1 200); do grep -q "has expired" "$T/serve.log" && break; sleep 0.05; done
-grep -q "^dnd: session 127.0.0.1:[0-9]*: 0 bytes in [0-9.]* s, failed: the peer's certificate has expired (notAfter 2020-01-02 00:00:00Z)" "$T/serve.log" ||
+grep -q "^$STAMP dnd: session 127.0.0.1:[0-9]*: 0 bytes in [0-9.]* s, failed: the peer's certificate has expired (notAfter 2020-01-02 00:00:00Z)" "$T/serve.log" ||
 	fail "the server's log: $(cat "$T/serve.log")"
 kill -TERM "$SPID"
 wait "$SPID" || fail "serve exited $? after SIGTERM: $(cat "$T/serve.log")"

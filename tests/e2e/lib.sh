@@ -206,6 +206,10 @@ wait_text() {
 	fail "no '$2' in $1 after 10 s: $(cat "$1")"
 }
 
+# STAMP: a basic regular expression (grep, sed) for the RFC 3339 time at
+# the start of each line of dnd serve's text log: UTC, milliseconds.
+STAMP='[0-9]\{4\}-[01][0-9]-[0-3][0-9]T[0-2][0-9]:[0-5][0-9]:[0-6][0-9]\.[0-9]\{3\}Z'
+
 # json_of LOG: the JSON lines of a log that also holds stderr ("dnd:
 # listening on ..." and messages).
 json_of() { grep '^{' "$1"; }
