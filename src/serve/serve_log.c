@@ -134,12 +134,17 @@ void serve_log_failed(struct serve_log *g, const char *peer, double secs,
 		log_err("session %s: %s", peer, what);
 		return;
 	}
+	/* No request was read: the fields it would give are null. */
 	json_begin_doc(&j, g->out, "serve_session");
 	json_str(&j, "peer", peer);
+	json_str(&j, "direction", NULL);
+	json_str(&j, "name", NULL);
+	json_str(&j, "method", NULL);
 	json_u64(&j, "bytes", 0);
 	json_f64(&j, "seconds", secs);
 	json_str(&j, "verdict", "failed");
 	json_str(&j, "error", what);
+	json_str(&j, "tls", NULL);
 	json_end(&j);
 }
 
