@@ -257,7 +257,9 @@ static void xfer_check_control(struct opt_state *st, const char *opt,
 		return;
 	esc_text(q, sizeof(q), name, strlen(name), ESC_PEER);
 	log_err("%s '%s': the name holds a control character (byte 0x%02x "
-		"at offset %zu), which dnd serve refuses", opt, q, (unsigned char)name[at], at);
+		"at offset %zu), which dnd serve refuses; give a name "
+		"without control characters", opt, q,
+		(unsigned char)name[at], at);
 	st->bad++;
 }
 

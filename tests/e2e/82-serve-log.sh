@@ -125,10 +125,10 @@ ok "serve --json: stdout holds JSON Lines alone, the name decodes to its exact b
 # dnd's client refuses the name before it connects (nothing listens).
 next_port
 expect_exit 2 "$DND" send -c 127.0.0.1 -p "$PORT" --to "$forged" "$T/src"
-expect_out "dnd: --to '$esc': the name holds a control character (byte 0x0a at offset 1), which dnd serve refuses"
+expect_out "dnd: --to '$esc': the name holds a control character (byte 0x0a at offset 1), which dnd serve refuses; give a name without control characters"
 [ "$(printf %s "$OUT" | grep -c $'\e')" = 0 ] || fail "an ESC byte in the client's message"
 expect_exit 2 "$DND" recv -c 127.0.0.1 -p "$PORT" --from $'a\tb' "$T/pulled"
-expect_out "dnd: --from 'a\tb': the name holds a control character (byte 0x09 at offset 1), which dnd serve refuses"
+expect_out "dnd: --from 'a\tb': the name holds a control character (byte 0x09 at offset 1), which dnd serve refuses; give a name without control characters"
 [ ! -e "$T/pulled" ] || fail "a refused pull wrote $T/pulled"
 ok "dnd send --to and recv --from refuse a name with a control character: exit 2, escaped"
 
