@@ -21,7 +21,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "core/json.h"
 #include "core/log.h"
 #include "core/metrics.h"
 #include "core/net.h"

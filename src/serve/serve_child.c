@@ -23,6 +23,7 @@
 #include "core/io.h"
 #include "core/json.h"
 #include "core/land.h"
+#include "core/log.h"
 #include "core/net.h"
 #include "core/params.h"
 #include "core/proto.h"
@@ -455,9 +456,11 @@ void serve_child(const struct serve_ctx *c, int fd, const char *peer,
 	struct child *k = calloc(1, sizeof(*k));
 	int null = open("/dev/null", O_WRONLY | O_CLOEXEC), code = 1;
 
-	/* Messages go into the one log line, not to the server's stderr. */
+	/* Messages go into the one log line, not to the server's stderr
+	 * or its --log FILE (the parent's to write). */
 	if (null >= 0)
 		dup2(null, 2);
+	log_to(NULL, false);
 	prctl(PR_SET_PDEATHSIG, SIGTERM);
 	io_install_signals();
 	if (!k)

@@ -132,6 +132,22 @@ expect_out "dnd: --from 'a\tb': the name holds a control character (byte 0x09 at
 [ ! -e "$T/pulled" ] || fail "a refused pull wrote $T/pulled"
 ok "dnd send --to and recv --from refuse a name with a control character: exit 2, escaped"
 
+# A session that fails in its transfer (the client leaves after the
+# verdict): its one line in --log FILE, and no message of the session
+# process beside it (only the parent writes the log).
+serve "$T/f" --log "$T/f.log"
+"$PY3" "$T/raw.py" "$PORT" push "$(hex ok)" >"$T/v" || fail "raw push: $(cat "$T/v")"
+[ "$(cat "$T/v")" = "0 " ] || fail "the verdict: $(cat "$T/v")"
+wait_log "$T/f.log" "dnd: session 127.0.0.1:[0-9]* push ok -m rw: 0 bytes in [0-9.]* s, failed: " "no failed session logged"
+stop
+stamped "$T/f.log"
+grep -v -e "dnd: listening on" -e "dnd: no --key" -e "dnd: stopping: " -e "dnd: stopped$" \
+	-e "dnd: session 127.0.0.1:[0-9]* push ok -m rw: 0 bytes in [0-9.]* s, failed: " "$T/f.log" &&
+	fail "other lines in --log FILE (above)"
+[ ! -s "$T/f.out" ] && [ ! -s "$T/f.err" ] || fail "with --log, output elsewhere: $(cat "$T/f.out" "$T/f.err")"
+[ -z "$(ls -A "$d")" ] || fail "in DIR: $(ls -A "$d")"
+ok "a failed transfer: one line in --log FILE, none from the session process"
+
 # 200 refused connections: 10 lines, and one that counts the other 190.
 serve "$T/r" --allow 10.0.0.0/8 --log "$T/r.log"
 "$PY3" "$T/raw.py" "$PORT" flood 200 || fail "flood"
