@@ -125,7 +125,7 @@ wait_for "$SPID" 20
 src=$?
 kill -CONT "$RPID"
 wait_recv
-[ "$src" = 1 ] && [ "$RRC" = 1 ] ||
+[ "$src" = 130 ] && [ "$RRC" = 1 ] ||
 	fail "interrupted: send $src recv $RRC: $(cat "$T/s.log" "$T/r.log")"
 keep_reports interrupted '^\{.*"ok":false'
 xfer "-c 127.0.0.1 --json $T/big" "--json --resume $T/res/dst"
@@ -143,14 +143,15 @@ keep_reports "--json -i" '"intervals":\[\{"start_seconds":'
 # dnd serve: keyed pushes and pulls, the client's report (with the
 # server's peer_report) and the server's log lines; a wrong key and a
 # refused address fail on both ends.
-serve_sessions() { grep '^{' "$T/serve.err"; }	# where serve --json logs
+# serve --json logs JSON Lines to stdout, and nothing else goes there.
+serve_sessions() { cat "$T/serve.out"; }
 wait_sessions() { # wait_sessions N: until the log holds N sessions
 	local i
 	for i in $(seq 1 200); do
 		[ "$(serve_sessions | wc -l)" -ge "$1" ] && return 0
 		sleep 0.05
 	done
-	fail "want $1 serve_session lines: $(cat "$T/serve.err")"
+	fail "want $1 serve_session lines: $(cat "$T/serve.out")"
 }
 (umask 077; "$DND" serve --new-key "$T/other" 2>/dev/null) || fail "--new-key"
 mkdir "$T/sd"
@@ -184,13 +185,14 @@ _pids+=("$sv2")
 wait_listen "$PORT"
 expect_exit 1 "$DND" send -c 127.0.0.1 -p "$PORT" --to x --json "$T/src"
 for _ in $(seq 1 200); do
-	grep -q '"refused: not in --allow"' "$T/serve2.err" && break
+	grep -q '"refused: not in --allow"' "$T/serve2.out" && break
 	sleep 0.05
 done
 kill -TERM "$svpid" "$sv2"
 wait "$svpid" "$sv2"
 serve_sessions >"$T/sessions.jsonl"
-grep '^{' "$T/serve2.err" >>"$T/sessions.jsonl"
+cat "$T/serve2.out" >>"$T/sessions.jsonl"
+grep -v '^{' "$T/sessions.jsonl" && fail "serve --json wrote a line that is not JSON to stdout"
 for w in '"direction":"push"' '"direction":"pull"' '"direction":null' \
 	'"verdict":"failed"' '"error":"refused: not in --allow"'; do
 	grep -qF "$w" "$T/sessions.jsonl" || fail "no session with $w: $(cat "$T/sessions.jsonl")"
