@@ -203,6 +203,11 @@ nomem:
 
 static void land_close(struct dnd_land *l);
 
+/*
+ * The landed file's mode: a replaced file's permission bits, else 0666
+ * less the umask. Never setuid, setgid or sticky (07000): new content
+ * under an old file's name must not run with that file's privileges.
+ */
 static mode_t land_mode(const struct dnd_land *l)
 {
 	struct stat st;
@@ -211,8 +216,19 @@ static mode_t land_mode(const struct dnd_land *l)
 	umask(mask);
 	if (l->may_replace && lstat(l->target, &st) == 0 &&
 	    S_ISREG(st.st_mode))
-		return st.st_mode & 07777;
+		return st.st_mode & 0777;
 	return 0666 & ~mask;
+}
+
+/* -o rewrote the file in place: its 07000 bits go, as land_mode's. The
+ * kernel drops them at a write only when the writer lacks CAP_FSETID. */
+static int land_drop_privs(int fd)
+{
+	struct stat st;
+
+	if (fstat(fd, &st) == -1)
+		return -1;
+	return st.st_mode & 07000 ? fchmod(fd, st.st_mode & 0777) : 0;
 }
 
 /*
@@ -271,6 +287,8 @@ int land_commit(struct dnd_land *l, uint64_t size, char *err, size_t len)
 	    (ftruncate(l->fd, (off_t)size) == -1 || fdatasync(l->fd) == -1))
 		goto fail;
 	if (l->in_place) {
+		if (land_drop_privs(l->fd) == -1)
+			goto fail;
 		l->landed = true;
 		land_free(l);
 		return 0;

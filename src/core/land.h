@@ -83,8 +83,9 @@ int land_open(struct dnd_land *l, const char *target, bool overwrite,
 	      bool truncate, char *err, size_t len);
 
 /* Makes the data the target: truncates to size (and syncs that), gives
- * the temporary file the target's mode, renames it over the target and
- * fsyncs the directory. On a failure before the rename call land_abort();
+ * the temporary file the target's permission bits (never its setuid,
+ * setgid or sticky bit; -o drops those from the file it rewrote), renames
+ * it over the target and fsyncs the directory. On a failure before the rename call land_abort();
  * a failed directory fsync comes after it: the file has landed, err says
  * so, and the return is -errno with nothing left to undo. */
 int land_commit(struct dnd_land *l, uint64_t size, char *err, size_t len);
