@@ -274,6 +274,27 @@ static const char *land_shown(const struct dnd_land *l)
 	return l->label ? l->label : l->target;
 }
 
+int land_reserve(struct dnd_land *l, uint64_t len, char *err, size_t elen)
+{
+	int r;
+
+	do
+		r = fallocate(l->fd, FALLOC_FL_KEEP_SIZE, 0, (off_t)len);
+	while (r == -1 && errno == EINTR);
+	if (!r)
+		return 0;
+	r = -errno;
+	if (r == -EOPNOTSUPP)
+		snprintf(err, elen, "the file system cannot reserve space "
+			 "(no fallocate): the %llu bytes were checked free, "
+			 "not reserved", (unsigned long long)len);
+	else
+		snprintf(err, elen, "cannot reserve the declared %llu bytes "
+			 "for %s: %s", (unsigned long long)len, land_shown(l),
+			 strerror(-r));
+	return r;
+}
+
 int land_commit(struct dnd_land *l, uint64_t size, char *err, size_t len)
 {
 	struct stat st;

@@ -82,6 +82,13 @@ int land_check_direct(const char *target, char *err, size_t len);
 int land_open(struct dnd_land *l, const char *target, bool overwrite,
 	      bool truncate, char *err, size_t len);
 
+/*
+ * Reserves len bytes of blocks for the open file (fallocate, size kept):
+ * 0; -ENOSPC and the like with the cause in err; -EOPNOTSUPP when the
+ * file system cannot reserve (err says the space is not reserved).
+ */
+int land_reserve(struct dnd_land *l, uint64_t len, char *err, size_t elen);
+
 /* Makes the data the target: truncates to size (and syncs that), gives
  * the temporary file the target's permission bits (never its setuid,
  * setgid or sticky bit; -o drops those from the file it rewrote), renames

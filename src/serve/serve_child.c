@@ -416,6 +416,8 @@ static int child_transfer(struct child *k)
 		.lfd = k->lfd,
 		.allowed = o->has_allow ? child_allowed : NULL,
 		.max_bytes = o->max_bytes,
+		.known = k->p.flags & SERVE_PF_KNOWN,
+		.length = k->p.length,
 		.label = k->p.name,
 		.res = &k->res,
 		.landing = child_landing,

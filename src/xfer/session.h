@@ -44,6 +44,11 @@ struct session_link {
 	void (*landing)(struct session_link *l, int fd, const char *tmp);
 	void *arg;		/* open()'s, landing()'s, allowed()'s */
 	uint64_t max_bytes;	/* server: refuse a longer push; 0: any */
+	/* server, a push: the length its request declared (known), which
+	 * the sender's header must repeat exactly: the checks of free space
+	 * and --max-bytes were made against it, and it is reserved */
+	bool known;
+	uint64_t length;
 	const char *label;	/* the name in messages and the report */
 	struct dnd_result *res;	/* server: a copy of the result, if set */
 };

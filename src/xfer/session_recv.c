@@ -58,6 +58,27 @@ static int recv_header(struct session *s, struct dnd_hdr *h)
 	return 0;
 }
 
+/*
+ * dnd serve: the declared length's blocks, taken before any byte comes, so
+ * that the free space checked is still there for this push whatever other
+ * sessions land meanwhile. A file system without fallocate() is said in
+ * the report: there the space was only checked. 0 or 1.
+ */
+static int recv_reserve(struct session *s)
+{
+	char err[256];
+	int r;
+
+	if (!s->end.known || !s->end.len)
+		return 0;
+	r = land_reserve(&s->land, s->end.len, err, sizeof(err));
+	if (r == -EOPNOTSUPP) {
+		snprintf(s->res.warning, sizeof(s->res.warning), "%s", err);
+		return 0;
+	}
+	return r ? session_fail(s, "%s", err) : 0;
+}
+
 /* Opens the landing; with --resume maybe on a kept prefix. 0 or 1. */
 static int recv_land(struct session *s, const struct dnd_hdr *h,
 		     struct dnd_accept *a)
@@ -84,6 +105,8 @@ static int recv_land(struct session *s, const struct dnd_hdr *h,
 	s->end.fd = s->land.fd;
 	if (o->link && o->link->landing && s->land.tmp)
 		o->link->landing(o->link, s->land.fd, s->land.tmp);
+	if (o->link && o->link->server && recv_reserve(s))
+		return 1;
 	if (kept) {
 		r = hash_fd(s->end.fd, 0, kept, &a->prefix_hash);
 		if (r)
@@ -106,6 +129,19 @@ static int recv_refusal(struct session *s)
 				    s->end.known ? "" : "no length, not ",
 				    (unsigned long long)s->end.len,
 				    (unsigned long long)l->max_bytes);
+	if (l && l->server && (l->known != s->end.known ||
+			       s->end.len != l->length)) {
+		if (!s->end.known)
+			return session_fail(s, "the request declared %llu "
+					    "bytes, the stream comes without a "
+					    "length: refused, nothing written",
+					    (unsigned long long)l->length);
+		return session_fail(s, "the stream declares %llu bytes, the "
+				    "request %s%llu: refused, nothing written",
+				    (unsigned long long)s->end.len,
+				    l->known ? "" : "no length, not ",
+				    (unsigned long long)l->length);
+	}
 	if (l && s->n != (s->o->streams ? s->o->streams : 1))
 		return session_fail(s, "the sender splits the data over %u "
 				    "streams, the request said %u", s->n,

@@ -37,3 +37,30 @@ mode=$(stat -c %a "$d/tool")
 rm -f "$d/tool"
 stop
 ok "--replace keeps the old file's permission bits, never setuid, setgid or sticky"
+
+# The request declares the length the server checks (free space,
+# --max-bytes) and reserves; the stream must carry exactly that. A proxy
+# rewrites the keyless request (not MACed): 1000 bytes declared, the
+# stream then brings 300000, or comes without a length (a pipe's
+# segments). Refused before any payload; nothing under the name.
+req() { # req FLAGS LENGTH: the hex of a one-stream push request's start
+	printf '01%02x000100000000%016x' "$1" "$2"
+}
+swapped_push() { # swapped_push FROM TO NAME SEND-ARGS...
+	local from=$1 to=$2 name=$3; shift 3
+	next_port
+	bg "$T/mitm.out" perl "$(dirname "$0")/mitm.pl" 127.0.0.1 "$PORT" \
+		127.0.0.1 "$SPORT" swaphex "$from" "$to"
+	wait_text "$T/mitm.out" ready
+	expect_exit 1 timeout 20 "$DND" send -c 127.0.0.1 -p "$PORT" --to "$name" "$@"
+	grep -q swapped "$T/mitm.out" || fail "the proxy swapped nothing"
+}
+serve; SPORT=$PORT
+swapped_push "$(req 3 300000)" "$(req 3 1000)" longer "$T/src"
+expect_out "the stream declares 300000 bytes, the request 1000: refused, nothing written"
+wait_log "$T/serve.log" "push longer -m rw: .*failed: .*the stream declares 300000 bytes" "no refusal logged"
+swapped_push "$(req 1 0)" "$(req 3 1000)" seg - < <(cat "$T/src")
+expect_out "the request declared 1000 bytes, the stream comes without a length: refused, nothing written"
+no_leftovers "$d"
+ok "a stream longer than its request, or without the length it declared: refused, nothing written"
+

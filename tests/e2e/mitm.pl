@@ -15,6 +15,7 @@
 #              a test can act in the middle of a transfer
 #   swap FROM TO  replaces the first FROM on the way with TO, as long (a
 #              keyless request is not MACed: the server sees TO)
+#   swaphex FROM TO  swap, the bytes given as hex (binary fields)
 #   reset SIZE once it has passed SIZE bytes from the client on, resets
 #              both connections (SO_LINGER 0), as a middlebox may
 # Exits when both directions have ended, or after 30 s. Prints "flipped",
@@ -25,6 +26,8 @@ use Socket;
 use IO::Select;
 
 my ($la, $lp, $ta, $tp, $mode, $size, $to) = @ARGV;
+($mode, $size, $to) = ('swap', pack('H*', $size), pack('H*', $to))
+	if $mode eq 'swaphex';
 alarm 30;
 $| = 1;
 my ($paused, $resume, %went) = (undef, 0);
