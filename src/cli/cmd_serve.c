@@ -58,6 +58,16 @@ static const struct opt_def serve_defs[] = {
 	  .group = "Limits",
 	  .def = "0, no limit", .help = "refuse a push longer than SIZE",
 	  OPT_AT(C, o.max_bytes) },
+	{ .name = "max-buffer", .type = DND_OPT_SIZE, .min = 4096,
+	  .max = 1ULL << 30, .group = "Limits", .help = "a session's buffer "
+	  "(the client's -b) at most; a larger one is capped, and the "
+	  "client's report says so", OPT_AT(C, o.max_buffer) },
+	{ .name = "max-memory", .type = DND_OPT_SIZE, .min = 1ULL << 20,
+	  .max = 1ULL << 40, .group = "Limits", .help = "the buffers of all "
+	  "sessions together at most (streams x the method's buffers x -b): "
+	  "one that needs more alone is capped to fit, one that does not fit "
+	  "beside the running ones is told 'server busy'",
+	  OPT_AT(C, o.max_memory) },
 	{ .name = "replace", .type = DND_OPT_FLAG, .group = "Limits",
 	  .help = "a push may replace an existing file (atomically, once "
 	  "verified; on failure the old file stays)", OPT_AT(C, o.replace) },
@@ -147,6 +157,8 @@ int cmd_serve(int argc, char **argv)
 	c.o.grace = 10;
 	c.o.timeout = 60;
 	c.o.window = 128 * 1024;
+	c.o.max_buffer = 16ULL << 20;
+	c.o.max_memory = 512ULL << 20;
 	r = opt_parse(&serve_cmd, &c, argc, argv, &st);
 	if (r >= 0)
 		return r;

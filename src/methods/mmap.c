@@ -236,6 +236,7 @@ const struct dnd_method method_mmap = {
 	.send_help = "mmap() a window of the source, write() it to the socket",
 	.recv_help = "fallocate()+mmap() a window of the file, read() into it",
 	.flags = DND_M_USERBUF | DND_M_USERSOCK,
+	.nbuf = 1,
 	.check = mmap_check,
 	.setup = mmap_setup,
 	.send = mmap_send,

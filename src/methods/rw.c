@@ -166,6 +166,7 @@ const struct dnd_method method_rw = {
 	.send_help = "read() the source into a buffer, write() it to the socket",
 	.recv_help = "read() the socket into a buffer, write() it to the file",
 	.flags = DND_M_USERBUF | DND_M_USERSOCK,
+	.nbuf = 1,
 	.check = rw_check,
 	.setup = rw_setup,
 	.send = rw_send,

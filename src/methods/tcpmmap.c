@@ -287,6 +287,7 @@ const struct dnd_method method_tcpmmap = {
 	.recv_help = "TCP_ZEROCOPY_RECEIVE maps pages, write() them; recv() "
 		     "the rest",
 	.flags = DND_M_ZEROCOPY,
+	.nbuf = 1,
 	.probe = tm_probe,
 	.setup = tm_setup,
 	.recv = tm_recv,

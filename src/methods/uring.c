@@ -445,6 +445,7 @@ const struct dnd_method method_uring = {
 		     "(or SEND)",
 	.recv_help = "io_uring RECV into registered buffers, WRITE_FIXED",
 	.flags = DND_M_USERBUF | DND_M_ZEROCOPY | DND_M_ACKWAIT,
+	.nbuf = URING_QD_DEFAULT,
 	.probe = uring_probe,
 	.setup = uring_setup,
 	.send = uring_move,

@@ -239,6 +239,7 @@ const struct dnd_method method_vmsplice = {
 	.send_help = "read() into a buffer, vmsplice() it -> pipe -> socket",
 	.recv_help = "read() a full buffer, vmsplice() it -> pipe -> file",
 	.flags = DND_M_PIPE | DND_M_USERBUF,
+	.nbuf = 1,
 	.probe = vms_probe,
 	.check = vms_check,
 	.setup = vms_setup,

@@ -360,6 +360,7 @@ const struct dnd_method method_zerocopy = {
 		     "reap completions",
 	.recv_help = NULL,
 	.flags = DND_M_USERBUF | DND_M_ZEROCOPY | DND_M_ACKWAIT,
+	.nbuf = ZC_SLOTS_MIN,
 	.probe = zc_probe,
 	.setup = zc_setup,
 	.send = zc_send,

@@ -137,8 +137,11 @@ static void serve_reaped(struct server *sv, pid_t pid, int st)
 		pid_t want = pid;
 
 		/* A session that died landing left its temporary file. */
-		if (__atomic_load_n(&sv->ctx.slots[i], __ATOMIC_SEQ_CST) == pid)
+		if (__atomic_load_n(&sv->ctx.slots[i], __ATOMIC_SEQ_CST) == pid) {
 			swept = litter_sweep(&sv->ctx.dir, &sv->ctx.litter[i]);
+			/* Its memory is free before its slot is. */
+			__atomic_store_n(&sv->ctx.mem[i], 0, __ATOMIC_SEQ_CST);
+		}
 		__atomic_compare_exchange_n(&sv->ctx.slots[i], &want,
 					    (pid_t)0, false, __ATOMIC_SEQ_CST,
 					    __ATOMIC_SEQ_CST);
@@ -501,8 +504,11 @@ static int serve_setup(struct server *sv)
 	sv->ctx.litter = mmap(NULL, o->max_sessions * sizeof(*sv->ctx.litter),
 			      PROT_READ | PROT_WRITE,
 			      MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	sv->ctx.mem = mmap(NULL, o->max_sessions * sizeof(*sv->ctx.mem),
+			   PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
+			   -1, 0);
 	if (!sv->kids || !sv->wait || !sv->pfd || sv->ctx.slots == MAP_FAILED ||
-	    sv->ctx.litter == MAP_FAILED) {
+	    sv->ctx.litter == MAP_FAILED || sv->ctx.mem == MAP_FAILED) {
 		log_err("out of memory");
 		return 1;
 	}

@@ -32,6 +32,8 @@ struct serve_opts {
 	struct cidr_list allow;
 	unsigned int max_sessions;
 	uint64_t max_bytes;	/* 0: no limit */
+	uint64_t max_buffer;	/* a session's -b at most (budget.h) */
+	uint64_t max_memory;	/* all sessions' buffers at most */
 	bool replace;
 	bool json;
 	const char *log;	/* --log FILE; NULL: stderr (stdout with json) */
@@ -69,6 +71,8 @@ struct serve_ctx {
 	struct dnd_tls_cfg tls;		/* the key and certificates */
 	bool keyed;			/* TLS on every connection */
 	pid_t *slots;			/* shared: o->max_sessions pids */
+	uint64_t *mem;			/* shared: each slot's memory
+					 * (budget_claim) */
 	struct serve_litter *litter;	/* shared: each slot's temporary */
 };
 

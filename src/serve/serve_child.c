@@ -19,6 +19,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cli/opts.h"
 #include "core/esc.h"
 #include "core/io.h"
 #include "core/json.h"
@@ -28,6 +29,7 @@
 #include "core/params.h"
 #include "core/proto.h"
 #include "core/stats.h"
+#include "serve/budget.h"
 #include "serve/handshake.h"
 #include "serve/serve.h"
 #include "serve/serve_end.h"
@@ -42,8 +44,9 @@ struct child {
 	const char *peer;
 	int fd;
 	double deadline;
-	struct serve_params p;
+	struct serve_params p;	/* p.bsz: as granted */
 	bool have_p;
+	struct budget_grant grant;	/* --max-buffer, --max-memory */
 	const struct dnd_method *m;
 	int dfd, rfd;		/* push: the name's parent; pull: the file */
 	int lfd;		/* N > 1 streams: where streams 1.. come */
@@ -168,6 +171,10 @@ static int child_method(struct child *k)
 	if (k->c->keyed && method_keyed(k->m, "--peer-method", reason,
 					sizeof(reason)))
 		return child_refuse(k, SERVE_ST_REFUSED, reason);
+	if (budget_fit(k->m, k->p.streams, k->p.bsz, k->c->o->max_buffer,
+		       k->c->o->max_memory, &k->grant, reason, sizeof(reason)))
+		return child_refuse(k, SERVE_ST_REFUSED, reason);
+	k->p.bsz = cfg.bsz = k->grant.bsz;
 	cfg.m = k->m;
 	if (xfer_check(&cfg, why, sizeof(why))) {
 		snprintf(reason, sizeof(reason), "--peer-method %s is not "
@@ -389,6 +396,17 @@ static int child_admit(struct child *k)
 			 c->o->max_sessions);
 		return child_refuse(k, SERVE_ST_BUSY, why);
 	}
+	if (!budget_claim(c->mem, c->o->max_sessions, (unsigned int)k->slot,
+			  k->grant.demand, c->o->max_memory)) {
+		char a[32], b[32];
+
+		snprintf(why, sizeof(why), "server busy: its --max-memory %s "
+			 "is held by the sessions running (this one needs %s); "
+			 "try again later",
+			 opt_fmt_size(c->o->max_memory, a, sizeof(a)),
+			 opt_fmt_size(k->grant.demand, b, sizeof(b)));
+		return child_refuse(k, SERVE_ST_BUSY, why);
+	}
 	if (k->p.streams > 1 && child_listen(k))
 		return 1;
 	if (hs_verdict(k->fd, 0, "", k->deadline, k->err,
@@ -418,6 +436,8 @@ static int child_transfer(struct child *k)
 		.max_bytes = o->max_bytes,
 		.known = k->p.flags & SERVE_PF_KNOWN,
 		.length = k->p.length,
+		.capped = k->grant.capped[0] ? k->grant.capped : NULL,
+		.asked_bsz = k->grant.asked,
 		.label = k->p.name,
 		.res = &k->res,
 		.landing = child_landing,

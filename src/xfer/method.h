@@ -33,6 +33,10 @@ struct dnd_method {
 	const char *send_help;	/* one line for --help; NULL if cannot send */
 	const char *recv_help;	/* one line for --help; NULL if cannot recv */
 	unsigned int flags;
+	/* How many buffers of -b one stream holds at the default --qd (0:
+	 * none, the kernel moves the data): what dnd serve's --max-memory
+	 * counts a session's -b by. */
+	unsigned int nbuf;
 	/* 0 when this kernel and process can use the method, else -errno and
 	 * a reason in why. Single source of truth for probe, checks and bench. */
 	int (*probe)(char *why, size_t len);

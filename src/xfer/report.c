@@ -158,6 +158,9 @@ void report_text(FILE *f, const struct dnd_result *r)
 			r->pipe_size ? opt_fmt_size(r->pipe_size, a, sizeof(a)) :
 			"default");
 	fprintf(f, "\n");
+	if (r->capped[0])
+		fprintf(f, "  capped: buffer %s (%s)\n",
+			opt_fmt_size(r->bsz, a, sizeof(a)), r->capped);
 	if (r->sndbuf || r->rcvbuf)
 		fprintf(f, "  socket: window asked %s, kernel gave sndbuf %d "
 			"rcvbuf %d\n", r->window ?
@@ -332,6 +335,10 @@ void report_json(FILE *f, const struct dnd_result *r)
 	json_bool(&j, "raw", r->raw);
 	json_u64(&j, "buffer_bytes", r->bsz);
 	json_u64(&j, "buffer_used_bytes", r->eff_bsz);
+	if (r->capped[0]) {
+		json_u64(&j, "buffer_asked_bytes", r->asked_bsz);
+		json_str(&j, "capped", r->capped);
+	}
 	if (r->uses_pipe) {
 		json_u64(&j, "pipe_asked_bytes", r->pipe_size);
 		json_u64(&j, "pipe_bytes", r->pipe_got);

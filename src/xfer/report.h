@@ -25,6 +25,9 @@ struct dnd_result {
 	struct dnd_syscalls sc;
 	struct dnd_zc zc;	/* shown when zc.set */
 	uint64_t bsz, eff_bsz;
+	char capped[200];	/* dnd serve: why bsz is less than the
+				 * client's -b, asked_bsz; or "" */
+	uint64_t asked_bsz;
 	unsigned int pipe_size, pipe_got;	/* 0: method has no pipe */
 	bool uses_pipe;
 	uint64_t window;	/* -w; 0: left to the kernel */

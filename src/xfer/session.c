@@ -488,6 +488,10 @@ static void session_fill_result(struct session *s)
 	r->zc = out.zc;
 	r->bsz = o->bsz;
 	r->eff_bsz = out.eff_bsz ? out.eff_bsz : o->bsz;
+	if (o->link && o->link->capped) {
+		snprintf(r->capped, sizeof(r->capped), "%s", o->link->capped);
+		r->asked_bsz = o->link->asked_bsz;
+	}
 	r->uses_pipe = o->m->flags & DND_M_PIPE;
 	r->pipe_size = o->pipe_size;
 	r->pipe_got = out.pipe_got;

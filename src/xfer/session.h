@@ -49,6 +49,10 @@ struct session_link {
 	 * and --max-bytes were made against it, and it is reserved */
 	bool known;
 	uint64_t length;
+	/* server: why its buffer is less than the client's -b (asked_bsz),
+	 * for its report; NULL: as asked */
+	const char *capped;
+	uint64_t asked_bsz;
 	const char *label;	/* the name in messages and the report */
 	struct dnd_result *res;	/* server: a copy of the result, if set */
 };
