@@ -36,7 +36,19 @@ mode=$(stat -c %a "$d/tool")
 [ "$mode" = 640 ] || fail "the replaced file has mode $mode, not 640"
 rm -f "$d/tool"
 stop
-ok "--replace keeps the old file's permission bits, never setuid, setgid or sticky"
+# One-shot dnd recv: -t replaces as --replace does; -o rewrites in place
+# and drops the bits from the file it rewrote.
+for how in -t -o; do
+	random_file "$T/own" 1000
+	chmod 6755 "$T/own"
+	xfer "-c 127.0.0.1 $T/src" "$how $T/own"
+	[ "$SRC" = 0 ] && [ "$RRC" = 0 ] || fail "recv $how: exits $SRC $RRC: $(cat "$T/r.log")"
+	cmp -s "$T/src" "$T/own" || fail "recv $how did not land the data"
+	mode=$(stat -c %a "$T/own")
+	[ "$mode" = 755 ] || fail "recv $how left mode $mode, not 755"
+	rm -f "$T/own"
+done
+ok "--replace, recv -t and -o keep the old file's permission bits, never setuid, setgid or sticky"
 
 # The request declares the length the server checks (free space,
 # --max-bytes) and reserves; the stream must carry exactly that. A proxy
