@@ -136,10 +136,14 @@ static int recv_refusal(struct session *s)
 					    "bytes, the stream comes without a "
 					    "length: refused, nothing written",
 					    (unsigned long long)l->length);
+		if (!l->known)
+			return session_fail(s, "the stream declares %llu "
+					    "bytes, the request no length: "
+					    "refused, nothing written",
+					    (unsigned long long)s->end.len);
 		return session_fail(s, "the stream declares %llu bytes, the "
-				    "request %s%llu: refused, nothing written",
+				    "request %llu: refused, nothing written",
 				    (unsigned long long)s->end.len,
-				    l->known ? "" : "no length, not ",
 				    (unsigned long long)l->length);
 	}
 	if (l && s->n != (s->o->streams ? s->o->streams : 1))

@@ -73,6 +73,8 @@ expect_out "the stream declares 300000 bytes, the request 1000: refused, nothing
 wait_log "$T/serve.log" "push longer -m rw: .*failed: .*the stream declares 300000 bytes" "no refusal logged"
 swapped_push "$(req 1 0)" "$(req 3 1000)" seg - < <(cat "$T/src")
 expect_out "the request declared 1000 bytes, the stream comes without a length: refused, nothing written"
+swapped_push "$(req 3 300000)" "$(req 1 0)" unsaid "$T/src"
+expect_out "the stream declares 300000 bytes, the request no length: refused, nothing written"
 no_leftovers "$d"
 ok "a stream longer than its request, or without the length it declared: refused, nothing written"
 
