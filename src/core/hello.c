@@ -2,6 +2,7 @@
 /* A connection's opening: preambles, then TLS; see hello.h. */
 #include <sys/socket.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <stdio.h>
 #include <string.h>
@@ -86,26 +87,31 @@ static int hello_io_fail(int err, const struct dnd_hello *h, bool mine,
 	return err;
 }
 
-/* TLS on fd with this end's settings, attached to it. 0 or -errno. */
-static int hello_tls(int fd, const struct dnd_hello *h, bool server,
-		     char *why, size_t len)
+/* Keeps fd's TLS session t on it (chan.h). 0, or -errno with t freed. */
+static int hello_keep(int fd, struct dnd_tls *t, char *why, size_t len)
 {
-	struct dnd_tls_cfg cfg = *h->tls;
-	struct dnd_tls *t;
-	int r;
+	int r = chan_attach(fd, t);
 
-	cfg.server = server;
-	cfg.deadline = h->deadline;
-	r = tls_open(&t, fd, &cfg, why, len);
-	if (r)
-		return r;
-	r = chan_attach(fd, t);
 	if (r) {
 		tls_free(t);
 		snprintf(why, len, "cannot keep the TLS session: %s",
 			 strerror(-r));
 	}
 	return r;
+}
+
+/* The opener's TLS on fd, kept on it. 0 or -errno. */
+static int hello_tls(int fd, const struct dnd_hello *h, char *why,
+		     size_t len)
+{
+	struct dnd_tls_cfg cfg = *h->tls;
+	struct dnd_tls *t;
+	int r;
+
+	cfg.server = false;
+	cfg.deadline = h->deadline;
+	r = tls_open(&t, fd, &cfg, why, len);
+	return r ? r : hello_keep(fd, t, why, len);
 }
 
 static void hello_pre(const struct dnd_hello *h, bool acceptor,
@@ -135,32 +141,130 @@ int hello_open(int fd, const struct dnd_hello *h, char *why, size_t len)
 			 h->tls ? DND_WIRE_KEY : DND_WIRE_NONE, &p, why, len);
 	if (r || !h->tls)
 		return r;
-	return hello_tls(fd, h, false, why, len);
+	return hello_tls(fd, h, why, len);
 }
 
-int hello_accept(int fd, const struct dnd_hello *h, char *why, size_t len)
+void hello_acceptor_init(struct hello_acceptor *a, const struct dnd_hello *h)
 {
-	uint8_t b[DND_WIRE_PRE_LEN], mine[DND_WIRE_PRE_LEN];
-	struct dnd_wire_pre p;
-	int r = hello_recv_by(fd, b, sizeof(b), h->deadline);
+	*a = (struct hello_acceptor){ .h = *h };
+	hello_pre(h, true, a->mine);
+}
 
-	if (r)
-		return hello_io_fail(r, h, false, why, len);
-	r = wire_get_pre(b, false, h->role, h->version,
+void hello_acceptor_free(struct hello_acceptor *a)
+{
+	tls_free(a->tls);
+	a->tls = NULL;
+}
+
+/* One non-blocking move of the preambles' bytes: 1 when some moved, 0 when
+ * fd is not ready (*events set), or -errno (-ENODATA: the peer closed). */
+static int hello_nb(int fd, uint8_t *buf, size_t n, bool out, short *events)
+{
+	ssize_t r = out ? send(fd, buf, n, MSG_DONTWAIT | MSG_NOSIGNAL) :
+			  recv(fd, buf, n, MSG_DONTWAIT);
+
+	if (r > 0)
+		return (int)r;
+	if (r == 0)
+		return -ENODATA;
+	if (errno != EAGAIN && errno != EINTR)
+		return -errno;
+	*events = out ? POLLOUT : POLLIN;
+	return 0;
+}
+
+int hello_accept_step(int fd, struct hello_acceptor *a, short *events,
+		      char *why, size_t len)
+{
+	const struct dnd_hello *h = &a->h;
+	struct dnd_wire_pre p;
+	int r;
+
+	while (a->got < sizeof(a->peer)) {
+		r = hello_nb(fd, a->peer + a->got, sizeof(a->peer) - a->got,
+			     false, events);
+		if (r < 0)
+			return hello_io_fail(r, h, false, why, len);
+		if (!r)
+			return -EAGAIN;
+		a->got += (size_t)r;
+	}
+	r = wire_get_pre(a->peer, false, h->role, h->version,
 			 h->tls ? DND_WIRE_KEY : DND_WIRE_NONE, &p, why, len);
 	/* Not a dnd peer, or no preamble: it hears nothing from us. A
 	 * one-shot sender at a server (-EPROTOTYPE) hears our preamble where
 	 * it reads its receiver's accept, and learns what we are. */
 	if (r == -EBADMSG || r == -ENOPROTOOPT)
 		return r;
-	hello_pre(h, true, mine);
-	if (hello_send_by(fd, mine, sizeof(mine), h->deadline) && !r) {
-		snprintf(why, len, "handshake: cannot send the preamble");
-		return -EPIPE;
+	/* Ours whatever we think of its: a peer of another version or mode
+	 * learns ours. */
+	while (a->sent < sizeof(a->mine)) {
+		int s = hello_nb(fd, a->mine + a->sent,
+				 sizeof(a->mine) - a->sent, true, events);
+
+		if (!s)
+			return -EAGAIN;
+		if (s < 0 && r)
+			return r;
+		if (s < 0) {
+			snprintf(why, len, "handshake: cannot send the "
+				 "preamble");
+			return -EPIPE;
+		}
+		a->sent += (size_t)s;
 	}
 	if (r || !h->tls)
 		return r;
-	return hello_tls(fd, h, true, why, len);
+	if (!a->tls) {
+		struct dnd_tls_cfg cfg = *h->tls;
+
+		cfg.server = true;
+		cfg.deadline = h->deadline;
+		r = tls_start(&a->tls, fd, &cfg, why, len);
+		if (r)
+			return r;
+	}
+	return tls_step(a->tls, events, why, len);
+}
+
+int hello_accept_late(const struct hello_acceptor *a, char *why, size_t len)
+{
+	if (a->tls)
+		snprintf(why, len, "TLS handshake timed out");
+	else if (a->got < sizeof(a->peer))
+		hello_io_fail(-ETIMEDOUT, &a->h, false, why, len);
+	else
+		snprintf(why, len, "handshake: cannot send the preamble");
+	return -ETIMEDOUT;
+}
+
+int hello_accept(int fd, const struct dnd_hello *h, char *why, size_t len)
+{
+	struct hello_acceptor a;
+	int fl = fcntl(fd, F_GETFL), r;
+	short ev = 0;
+
+	if (fl == -1 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) == -1)
+		return hello_io_fail(-errno, h, false, why, len);
+	hello_acceptor_init(&a, h);
+	while ((r = hello_accept_step(fd, &a, &ev, why, len)) == -EAGAIN) {
+		r = net_wait_by(fd, ev, h->deadline);
+		if (r == -ETIMEDOUT)
+			r = hello_accept_late(&a, why, len);
+		else if (r)
+			r = hello_io_fail(r, h, false, why, len);
+		if (r)
+			break;
+	}
+	fcntl(fd, F_SETFL, fl);
+	if (!r && a.tls) {
+		struct dnd_tls *t = a.tls;
+
+		a.tls = NULL;
+		r = hello_keep(fd, t, why, len);
+	}
+	hello_acceptor_free(&a);
+	return r;
 }
 
 int hello_keyless_peek(int fd, const struct dnd_hello *h, char *why,

@@ -50,6 +50,30 @@ int hello_open(int fd, const struct dnd_hello *h, char *why, size_t len);
 int hello_accept(int fd, const struct dnd_hello *h, char *why, size_t len);
 
 /*
+ * hello_accept() for a poll loop: dnd serve's parent and its streams port
+ * open many connections at once and fork, or go on, only for one that
+ * opened. Set a up with hello_acceptor_init(); fd must be non-blocking.
+ * hello_accept_step() goes as far as fd allows: 0 once opened (with a key,
+ * a->tls then holds the session, not yet attached to fd: chan_attach() it
+ * and clear a->tls); -EAGAIN with *events (POLLIN, POLLOUT) to poll fd for
+ * before the next call; or as hello_accept(). The deadline is the
+ * caller's: hello_accept_late() says where a late one stood. Whatever the
+ * outcome, hello_acceptor_free() frees what a still holds.
+ */
+struct dnd_tls;
+struct hello_acceptor {
+	struct dnd_hello h;
+	uint8_t peer[DND_WIRE_PRE_LEN], mine[DND_WIRE_PRE_LEN];
+	size_t got, sent;		/* of the peer's preamble, of ours */
+	struct dnd_tls *tls;		/* once the preambles are through */
+};
+void hello_acceptor_init(struct hello_acceptor *a, const struct dnd_hello *h);
+int hello_accept_step(int fd, struct hello_acceptor *a, short *events,
+		      char *why, size_t len);
+int hello_accept_late(const struct hello_acceptor *a, char *why, size_t len);
+void hello_acceptor_free(struct hello_acceptor *a);
+
+/*
  * A keyless one-shot receiver's look at the first bytes (without taking
  * them): 0 when they are not a "DNDa"; a keyed sender's is answered with
  * its own preamble (mode none) and refused (-EACCES with why); a keyless

@@ -52,21 +52,21 @@ static int tls_error(struct dnd_tls *t, enum tls_op op, int r)
 }
 
 /*
- * One call, retried on a non-blocking fd until it completes or deadline.
- * Returns 0 (*done bytes moved), 1 for close_notify, or -errno with err.
+ * A read, retried on a non-blocking fd until it completes or deadline (the
+ * close's). Returns 0 (*done bytes), 1 for close_notify, or -errno with err.
  */
-static int tls_drive(struct dnd_tls *t, enum tls_op op, void *buf, size_t n,
-		     size_t *done, double deadline, char *err, size_t len)
+static int tls_drive(struct dnd_tls *t, void *buf, size_t n, size_t *done,
+		     double deadline, char *err, size_t len)
 {
 	int r, e, sys;
 
 	for (;;) {
-		r = tls_call(t, op, buf, n, done);
+		r = tls_call(t, DND_TLS_READ, buf, n, done);
 		sys = errno;
 		if (r == 1)
 			return 0;
-		e = tls_error(t, op, r);
-		if (e == SSL_ERROR_ZERO_RETURN && op == DND_TLS_READ)
+		e = SSL_get_error(t->ssl, r);
+		if (e == SSL_ERROR_ZERO_RETURN)
 			return 1;
 		if (e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE)
 			r = net_wait_by(t->fd,
@@ -75,35 +75,12 @@ static int tls_drive(struct dnd_tls *t, enum tls_op op, void *buf, size_t n,
 		else
 			return tls_err_map(&t->why, e, sys, err, len);
 		if (r == -ETIMEDOUT)
-			snprintf(err, len, "TLS %s timed out",
-				 op == DND_TLS_HANDSHAKE ? "handshake"
-							 : "close");
+			snprintf(err, len, "TLS close timed out");
 		else if (r)
 			snprintf(err, len, "TLS: %s", strerror(-r));
 		if (r)
 			return r;
 	}
-}
-
-static int tls_drive_all(struct dnd_tls *t, enum tls_op op, uint8_t *buf,
-			 size_t n, double deadline, char *err, size_t len)
-{
-	size_t off = 0, got;
-	int r;
-
-	while (off < n) {
-		r = tls_drive(t, op, buf + off, n - off, &got, deadline, err,
-			      len);
-		if (r == 1) {
-			snprintf(err, len, "the peer closed TLS during the "
-					   "handshake");
-			return -ECONNABORTED;
-		}
-		if (r)
-			return r;
-		off += got;
-	}
-	return 0;
 }
 
 /* ---- the handshake ---- */
@@ -124,36 +101,6 @@ static int tls_proof(const struct dnd_tls *t, bool server, uint8_t *out)
 	return n == TLS_PROOF_LEN ? 0 : -EPROTO;
 }
 
-/* Certificates and a key: each end sends its proof of the key, bound to
- * this session, and checks the peer's. Both write first, so a wrong key is
- * seen on both ends. */
-static int tls_confirm(struct dnd_tls *t, double deadline, char *err,
-		       size_t len)
-{
-	uint8_t mine[TLS_PROOF_LEN], want[TLS_PROOF_LEN], got[TLS_PROOF_LEN];
-	bool server = t->why.server;
-	int r;
-
-	if (tls_proof(t, server, mine) || tls_proof(t, !server, want)) {
-		ERR_clear_error();
-		snprintf(err, len, "cannot derive the key's proof");
-		return -EPROTO;
-	}
-	r = tls_drive_all(t, DND_TLS_WRITE, mine, sizeof(mine), deadline, err,
-			  len);
-	if (!r)
-		r = tls_drive_all(t, DND_TLS_READ, got, sizeof(got), deadline,
-				  err, len);
-	if (!r && CRYPTO_memcmp(got, want, sizeof(want))) {
-		snprintf(err, len, DND_TLS_NOKEY, server ? "client" :
-			 "server");
-		r = -EACCES;
-	}
-	OPENSSL_cleanse(mine, sizeof(mine));
-	OPENSSL_cleanse(want, sizeof(want));
-	return r;
-}
-
 /* Why either direction stayed in user space. */
 static void tls_ktls_explain(struct dnd_tls *t)
 {
@@ -172,58 +119,6 @@ static void tls_ktls_explain(struct dnd_tls *t)
 			 "OpenSSL kept %s in user space for %s %s",
 			 tx ? "receive" : rx ? "send" : "both directions",
 			 tls_version(t), tls_cipher(t));
-}
-
-static int tls_setup(struct dnd_tls *t, const struct dnd_tls_cfg *cfg,
-		     char *err, size_t len)
-{
-	bool certs = cfg->cert || cfg->cert_key || cfg->ca;
-	int r;
-
-	if (!certs && !cfg->psk) {
-		snprintf(err, len, "TLS needs a key (--key) or certificates "
-				   "(--cert, --cert-key, --ca)");
-		return -EINVAL;
-	}
-	if (cfg->psk && (cfg->psk_len < 16 || cfg->psk_len > 1024)) {
-		snprintf(err, len, "a TLS key is 16 to 1024 bytes, not %zu",
-			 cfg->psk_len);
-		return -EINVAL;
-	}
-	t->why.server = cfg->server;
-	t->why.psk = t->have_psk = cfg->psk;
-	t->have_cert = certs;
-	t->why.ca = cfg->ca;
-	t->why.verify_err = X509_V_OK;
-	if (cfg->psk && tls_psk_derive(t, cfg->psk, cfg->psk_len)) {
-		ERR_clear_error();
-		snprintf(err, len, "cannot derive the TLS key (HKDF-SHA256)");
-		return -EPROTO;
-	}
-	r = tls_ctx_setup(t, cfg, certs, err, len);
-	if (r)
-		return r;
-	t->ssl = SSL_new(t->ctx);
-	if (!t->ssl || !SSL_set_fd(t->ssl, t->fd) ||
-	    !SSL_set_app_data(t->ssl, t)) {
-		ERR_clear_error();
-		snprintf(err, len, "cannot set up a TLS session in OpenSSL");
-		return -ENOMEM;
-	}
-	if (cfg->server)
-		SSL_set_accept_state(t->ssl);
-	else
-		SSL_set_connect_state(t->ssl);
-	r = tls_drive(t, DND_TLS_HANDSHAKE, NULL, 0, NULL, cfg->deadline, err,
-		      len);
-	if (!r && !certs && !SSL_session_reused(t->ssl)) {
-		snprintf(err, len, DND_TLS_NOKEY,
-			 cfg->server ? "client" : "server");
-		return -EACCES;
-	}
-	if (!r && certs && cfg->psk)
-		r = tls_confirm(t, cfg->deadline, err, len);
-	return r;
 }
 
 /*
@@ -254,30 +149,184 @@ static int tls_batch(struct dnd_tls *t, char *err, size_t len)
 	return 0;
 }
 
-int tls_open(struct dnd_tls **out, int fd, const struct dnd_tls_cfg *cfg,
-	     char *err, size_t len)
+static void tls_forget_proofs(struct dnd_tls *t)
 {
-	struct dnd_tls *t = calloc(1, sizeof(*t));
-	int fl = fcntl(fd, F_GETFL), r;
+	OPENSSL_cleanse(t->mine, sizeof(t->mine));
+	OPENSSL_cleanse(t->want, sizeof(t->want));
+}
+
+/*
+ * The stage after one that completed (n bytes moved). Certificates and a
+ * key: each end sends its proof of the key, bound to this session, and
+ * checks the peer's. Both write first, so a wrong key is seen on both
+ * ends. 0 or -errno with err.
+ */
+static int tls_advance(struct dnd_tls *t, size_t n, char *err, size_t len)
+{
+	const char *peer = t->why.server ? "client" : "server";
+
+	switch (t->stage) {
+	case TLS_ST_HANDSHAKE:
+		if (!t->have_cert && !SSL_session_reused(t->ssl)) {
+			snprintf(err, len, DND_TLS_NOKEY, peer);
+			return -EACCES;
+		}
+		t->stage = TLS_ST_DONE;
+		if (!t->have_cert || !t->have_psk)
+			break;
+		if (tls_proof(t, t->why.server, t->mine) ||
+		    tls_proof(t, !t->why.server, t->want)) {
+			ERR_clear_error();
+			snprintf(err, len, "cannot derive the key's proof");
+			return -EPROTO;
+		}
+		t->stage = TLS_ST_PROVE;
+		return 0;
+	case TLS_ST_PROVE:
+		t->stage = TLS_ST_CHECK;
+		return 0;
+	case TLS_ST_CHECK:
+		t->got_len += n;
+		if (t->got_len < sizeof(t->got))
+			return 0;
+		if (CRYPTO_memcmp(t->got, t->want, sizeof(t->want))) {
+			snprintf(err, len, DND_TLS_NOKEY, peer);
+			return -EACCES;
+		}
+		tls_forget_proofs(t);
+		t->stage = TLS_ST_DONE;
+		break;
+	case TLS_ST_DONE:
+		return 0;
+	}
+	tls_ktls_explain(t);
+	return tls_batch(t, err, len);
+}
+
+int tls_step(struct dnd_tls *t, short *events, char *err, size_t len)
+{
+	size_t n = 0;
+	int r, e, sys;
+
+	while (t->stage != TLS_ST_DONE) {
+		if (t->stage == TLS_ST_HANDSHAKE)
+			r = tls_call(t, DND_TLS_HANDSHAKE, NULL, 0, NULL);
+		else if (t->stage == TLS_ST_PROVE)
+			r = tls_call(t, DND_TLS_WRITE, t->mine,
+				     sizeof(t->mine), &n);
+		else
+			r = tls_call(t, DND_TLS_READ, t->got + t->got_len,
+				     sizeof(t->got) - t->got_len, &n);
+		sys = errno;
+		e = r == 1 ? SSL_ERROR_NONE : SSL_get_error(t->ssl, r);
+		if (e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE) {
+			*events = e == SSL_ERROR_WANT_READ ? POLLIN : POLLOUT;
+			return -EAGAIN;
+		}
+		if (e == SSL_ERROR_ZERO_RETURN) {
+			snprintf(err, len, "the peer closed TLS during the "
+					   "handshake");
+			return -ECONNABORTED;
+		}
+		if (e != SSL_ERROR_NONE)
+			return tls_err_map(&t->why, e, sys, err, len);
+		r = tls_advance(t, n, err, len);
+		if (r)
+			return r;
+	}
+	return 0;
+}
+
+int tls_start(struct dnd_tls **out, int fd, const struct dnd_tls_cfg *cfg,
+	      char *err, size_t len)
+{
+	bool certs = cfg->cert || cfg->cert_key || cfg->ca;
+	struct dnd_tls *t;
+	int r;
 
 	*out = NULL;
-	if (!t || fl == -1) {
-		r = t ? -errno : -ENOMEM;
-		snprintf(err, len, "TLS: %s", strerror(-r));
-		free(t);
-		return r;
+	if (!certs && !cfg->psk) {
+		snprintf(err, len, "TLS needs a key (--key) or certificates "
+				   "(--cert, --cert-key, --ca)");
+		return -EINVAL;
+	}
+	if (cfg->psk && (cfg->psk_len < 16 || cfg->psk_len > 1024)) {
+		snprintf(err, len, "a TLS key is 16 to 1024 bytes, not %zu",
+			 cfg->psk_len);
+		return -EINVAL;
+	}
+	t = calloc(1, sizeof(*t));
+	if (!t) {
+		snprintf(err, len, "TLS: %s", strerror(ENOMEM));
+		return -ENOMEM;
 	}
 	t->fd = fd;
-	fcntl(fd, F_SETFL, fl | O_NONBLOCK);
-	r = tls_setup(t, cfg, err, len);
-	fcntl(fd, F_SETFL, fl);
+	t->why.server = cfg->server;
+	t->why.psk = t->have_psk = cfg->psk;
+	t->have_cert = certs;
+	t->why.ca = cfg->ca;
+	t->why.verify_err = X509_V_OK;
+	r = 0;
+	if (cfg->psk && tls_psk_derive(t, cfg->psk, cfg->psk_len)) {
+		ERR_clear_error();
+		snprintf(err, len, "cannot derive the TLS key (HKDF-SHA256)");
+		r = -EPROTO;
+	}
 	if (!r)
-		r = tls_batch(t, err, len);
+		r = tls_ctx_setup(t, cfg, certs, err, len);
+	if (!r) {
+		t->ssl = SSL_new(t->ctx);
+		if (!t->ssl || !SSL_set_fd(t->ssl, fd) ||
+		    !SSL_set_app_data(t->ssl, t)) {
+			ERR_clear_error();
+			snprintf(err, len, "cannot set up a TLS session in "
+				 "OpenSSL");
+			r = -ENOMEM;
+		}
+	}
 	if (r) {
 		tls_free(t);
 		return r;
 	}
-	tls_ktls_explain(t);
+	if (cfg->server)
+		SSL_set_accept_state(t->ssl);
+	else
+		SSL_set_connect_state(t->ssl);
+	*out = t;
+	return 0;
+}
+
+int tls_open(struct dnd_tls **out, int fd, const struct dnd_tls_cfg *cfg,
+	     char *err, size_t len)
+{
+	int fl = fcntl(fd, F_GETFL), r;
+	struct dnd_tls *t;
+	short ev = 0;
+
+	*out = NULL;
+	if (fl == -1) {
+		r = -errno;
+		snprintf(err, len, "TLS: %s", strerror(-r));
+		return r;
+	}
+	r = tls_start(&t, fd, cfg, err, len);
+	if (r)
+		return r;
+	fcntl(fd, F_SETFL, fl | O_NONBLOCK);
+	while ((r = tls_step(t, &ev, err, len)) == -EAGAIN) {
+		r = net_wait_by(fd, ev, cfg->deadline);
+		if (r == -ETIMEDOUT)
+			snprintf(err, len, "TLS handshake timed out");
+		else if (r)
+			snprintf(err, len, "TLS: %s", strerror(-r));
+		if (r)
+			break;
+	}
+	fcntl(fd, F_SETFL, fl);
+	if (r) {
+		tls_free(t);
+		return r;
+	}
 	*out = t;
 	return 0;
 }
@@ -388,8 +437,8 @@ int tls_shutdown(struct dnd_tls *t, double deadline, char *err, size_t len)
 		r = tls_err_map(&t->why, SSL_get_error(t->ssl, e), errno, err,
 				len);
 	while (!r && e != 1) {
-		r = tls_drive(t, DND_TLS_READ, junk, sizeof(junk), &got,
-			      deadline, err, len);
+		r = tls_drive(t, junk, sizeof(junk), &got, deadline, err,
+			      len);
 		if (r == 1) {
 			r = 0;
 			break;
@@ -417,6 +466,7 @@ void tls_free(struct dnd_tls *t)
 	SSL_free(t->ssl);
 	SSL_CTX_free(t->ctx);
 	OPENSSL_cleanse(t->psk, sizeof(t->psk));
+	tls_forget_proofs(t);
 	free(t);
 }
 

@@ -47,6 +47,18 @@ int tls_open(struct dnd_tls **out, int fd, const struct dnd_tls_cfg *cfg,
 	     char *err, size_t len);
 
 /*
+ * The same handshake for a poll loop. tls_start() sets the session up on
+ * fd without any I/O (0, or as tls_open() with *out NULL); fd must then be
+ * non-blocking until tls_step() has returned 0. tls_step() goes as far as
+ * fd allows: 0 once the peer is authenticated; -EAGAIN with *events
+ * (POLLIN or POLLOUT) to poll fd for before the next call; or as
+ * tls_open() (then tls_free() it). The deadline is the caller's to keep.
+ */
+int tls_start(struct dnd_tls **out, int fd, const struct dnd_tls_cfg *cfg,
+	      char *err, size_t len);
+int tls_step(struct dnd_tls *t, short *events, char *err, size_t len);
+
+/*
  * Moves up to n bytes of plaintext. Returns the count; tls_read() returns 0
  * only for the peer's close_notify. Otherwise -errno with err set:
  * -ECONNABORTED when TCP ended without close_notify ("the connection was

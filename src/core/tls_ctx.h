@@ -33,6 +33,14 @@
  * two on the receiver (header, then body), cost more than the copy. */
 #define TLS_BATCH	(256 * 1024)
 
+/* How far tls_step() has come. */
+enum tls_stage {
+	TLS_ST_HANDSHAKE = 0,
+	TLS_ST_PROVE,		/* certificates and a key: our proof out */
+	TLS_ST_CHECK,		/* the peer's proof in */
+	TLS_ST_DONE,
+};
+
 struct dnd_tls {
 	SSL_CTX *ctx;
 	SSL *ssl;
@@ -40,6 +48,9 @@ struct dnd_tls {
 	bool have_psk, have_cert;
 	bool gather;		/* the write BIO gathers records: flush them */
 	uint8_t psk[TLS_PSK_LEN];
+	enum tls_stage stage;
+	uint8_t mine[TLS_PROOF_LEN], want[TLS_PROOF_LEN], got[TLS_PROOF_LEN];
+	size_t got_len;
 	struct tls_why why;
 	char ktls_why[320];
 };
