@@ -316,14 +316,20 @@ int hello_token_send(int fd0, int fd)
 	return r ? r : net_send_all(fd, tok, sizeof(tok));
 }
 
-int hello_token_check(int fd0, int fd)
+int hello_token_match(int fd0, const uint8_t got[DND_WIRE_TOKEN_LEN])
 {
-	uint8_t tok[DND_WIRE_TOKEN_LEN], got[DND_WIRE_TOKEN_LEN];
+	uint8_t tok[DND_WIRE_TOKEN_LEN];
 	int r = hello_token(fd0, tok);
 
-	if (!r)
-		r = net_recv_all(fd, got, sizeof(got));
 	if (r)
 		return r;
 	return CRYPTO_memcmp(tok, got, sizeof(tok)) ? -EACCES : 0;
+}
+
+int hello_token_check(int fd0, int fd)
+{
+	uint8_t got[DND_WIRE_TOKEN_LEN];
+	int r = net_recv_all(fd, got, sizeof(got));
+
+	return r ? r : hello_token_match(fd0, got);
 }

@@ -91,4 +91,7 @@ int hello_keyless_peek(int fd, const struct dnd_hello *h, char *why,
 int hello_token_send(int fd0, int fd);
 int hello_token_check(int fd0, int fd);
 
+/* Whether got is our token (fd0's), in constant time: 0 or -EACCES. */
+int hello_token_match(int fd0, const uint8_t got[DND_WIRE_TOKEN_LEN]);
+
 #endif

@@ -53,8 +53,7 @@ int session_link_open(struct session *s)
 	return 0;
 }
 
-/* The opening of a connection on this end's settings (o->tls). */
-static struct dnd_hello link_hello(const struct session *s, double by)
+struct dnd_hello session_hello_cfg(const struct session *s, double by)
 {
 	return (struct dnd_hello){
 		.role = s->o->link ? DND_WIRE_SERVE : DND_WIRE_ONESHOT,
@@ -85,7 +84,7 @@ void session_tls_words(const struct session *s, char *why, size_t len)
 int session_hello(struct session *s, int fd, bool acceptor, char *why,
 		  size_t len)
 {
-	struct dnd_hello h = link_hello(s, stats_now() + DND_HELLO_TIMEOUT);
+	struct dnd_hello h = session_hello_cfg(s, stats_now() + DND_HELLO_TIMEOUT);
 	int r = acceptor ? hello_accept(fd, &h, why, len) :
 			   hello_open(fd, &h, why, len);
 
@@ -153,112 +152,6 @@ int session_link_connect(struct session *s, unsigned int i)
 	if (r)
 		return session_fail(s, "stream %u: %s", i, err);
 	return session_join_send(s, i);
-}
-
-/* The next connection on the streams listener by end: fd or -errno
- * (-EAGAIN: none came in time); *allowed false when --allow has not its
- * peer. */
-static int link_accept(struct session *s, double end, bool *allowed)
-{
-	const struct session_link *l = s->o->link;
-	struct pollfd p = { .fd = s->lfd, .events = POLLIN };
-	double left = end - stats_now();
-	struct sockaddr_storage ss;
-	socklen_t sl = sizeof(ss);
-	int r, fd;
-
-	if (left <= 0)
-		return -EAGAIN;
-	r = poll(&p, 1, (int)(left * 1000) + 1);
-	if (r == -1)
-		return -errno;
-	if (!r)
-		return -EAGAIN;
-	fd = accept4(s->lfd, (struct sockaddr *)&ss, &sl, SOCK_CLOEXEC);
-	if (fd == -1)
-		return -errno;
-	*allowed = !l->allowed || l->allowed(l, (struct sockaddr *)&ss, sl);
-	return fd;
-}
-
-/*
- * A stream's opening: preambles, TLS with a key, the join and its token,
- * within a few seconds (one silent stranger must not hold the port for
- * long). 0 with j set; 1 to drop the connection (no key, another
- * session's); -1 when the transfer fails (a bound join that does not fit
- * it).
- */
-static int link_knock(struct session *s, int fd, double end,
-		      struct dnd_join *j)
-{
-	double by = stats_now() + DND_HELLO_TIMEOUT;
-	struct dnd_hello h = link_hello(s, by < end ? by : end);
-	uint8_t b[DND_JOIN_LEN];
-	char why[160];
-
-	if (hello_accept(fd, &h, why, sizeof(why)) ||
-	    hello_recv_by(fd, b, sizeof(b), h.deadline) ||
-	    net_tune(fd, DND_HELLO_TIMEOUT) || session_bound(s, fd))
-		return 1;
-	if (proto_get_join(b, j, why, sizeof(why)) ||
-	    j->xfer_id != s->xfer_id || j->streams != s->n || !j->index ||
-	    s->sock[j->index] >= 0) {
-		session_fail(s, "malformed stream from the peer: a join that "
-			     "does not fit this transfer");
-		return -1;
-	}
-	return 0;
-}
-
-int session_link_streams(struct session *s, bool ranges)
-{
-	double end = stats_now() + (s->o->timeout > 0 ? s->o->timeout : 60);
-	unsigned int got = 1, dropped = 0, outside = 0;
-	struct dnd_join j;
-	bool allowed = false;
-	int fd, r;
-
-	while (got < s->n) {
-		fd = link_accept(s, end, &allowed);
-		if (fd == -EINTR)
-			return session_fail(s, "interrupted by %s while "
-					    "waiting for streams",
-					    strsignal(io_stop_signal));
-		if (fd < 0)
-			return session_fail(s, "only %u of %u streams came: %s",
-					    got, s->n, fd == -EAGAIN ?
-					    "--timeout" : strerror(-fd));
-		if (fd >= 0 && !allowed) {
-			close(fd);
-			outside++;
-			continue;
-		}
-		r = link_knock(s, fd, end, &j);
-		if (r) {
-			chan_close(fd);
-			if (r < 0)
-				return 1;
-			dropped++;
-			continue;
-		}
-		if (net_tune(fd, s->o->timeout)) {
-			chan_close(fd);
-			return session_fail(s, "cannot set socket options: %s",
-					    strerror(errno));
-		}
-		s->sock[j.index] = fd;
-		if (ranges)
-			s->join[j.index] = j;
-		got++;
-	}
-	close(s->lfd);
-	s->lfd = -1;
-	if ((dropped || outside) && !s->res.warning[0])
-		snprintf(s->res.warning, sizeof(s->res.warning), "dropped %u "
-			 "connection(s) to the streams port from outside "
-			 "--allow and %u without the key or of another session", outside,
-			 dropped);
-	return 0;
 }
 
 /* Renders the report both ways into malloc'd strings. 0 or -ENOMEM. */

@@ -10,6 +10,7 @@
 
 #include <stdbool.h>
 
+#include "core/hello.h"
 #include "core/proto.h"
 
 struct session;
@@ -20,6 +21,9 @@ int session_link_open(struct session *s);
 /* TLS names the ends client and server; one-shot's are sender and
  * receiver (the sender opens): rewrites why in one-shot mode. */
 void session_tls_words(const struct session *s, char *why, size_t len);
+
+/* The opening of a connection on this end's settings (o->tls), by. */
+struct dnd_hello session_hello_cfg(const struct session *s, double by);
 
 /* The opening of connection fd as its opener (a sender, a client) or its
  * acceptor: preambles and, with s->o->tls, TLS (hello.h); then the
@@ -43,10 +47,12 @@ void session_close_write(struct session *s);
  * token. 0 or 1. */
 int session_link_connect(struct session *s, unsigned int i);
 
-/* Server: accepts streams 1..s->n-1 on the session's listener within
- * --timeout, each opening as session_link_connect's; a connection
- * without the key or of another session is dropped. Sets s->sock[i] and,
- * when ranges (a push), s->join[i]; closes the listener. 0 or 1. */
+/* Server (session_joins.c): accepts streams 1..s->n-1 on the session's
+ * listener within --timeout, each opening as session_link_connect's, all
+ * at once, each within DND_HELLO_TIMEOUT; a connection from outside
+ * --allow, without the key, of another session or too slow is dropped.
+ * Sets s->sock[i] and, when ranges (a push), s->join[i]; closes the
+ * listener. 0 or 1. */
 int session_link_streams(struct session *s, bool ranges);
 
 /* After a successful dialogue: the server sends its report (best effort)
