@@ -54,6 +54,11 @@ static const struct opt_def serve_defs[] = {
 	  .max = 4096, .hint = "give 1 to 4096", .group = "Limits",
 	  .help = "transfers at once (however many streams each uses); one "
 	  "more is told 'server busy'", OPT_AT(C, o.max_sessions) },
+	{ .name = "max-pending-per-source", .type = DND_OPT_COUNT, .min = 1,
+	  .max = 1024, .hint = "give 1 to 1024", .group = "Limits",
+	  .help = "handshakes one address may have under way before it "
+	  "proves the key (keyless: before its first byte), its oldest "
+	  "closed for a newer one", OPT_AT(C, o.max_pending_src) },
 	{ .name = "max-bytes", .type = DND_OPT_SIZE, .max = 1ULL << 60,
 	  .group = "Limits",
 	  .def = "0, no limit", .help = "refuse a push longer than SIZE",
@@ -154,6 +159,7 @@ int cmd_serve(int argc, char **argv)
 	memset(&c, 0, sizeof(c));
 	c.o.port = 13931;
 	c.o.max_sessions = 32;
+	c.o.max_pending_src = 32;
 	c.o.grace = 10;
 	c.o.timeout = 60;
 	c.o.window = 128 * 1024;

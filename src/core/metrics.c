@@ -24,7 +24,17 @@ struct dnd_metrics {
 	char *text;
 	void (*render)(struct metrics_text *t, void *arg);
 	void *arg;
+	metrics_allow_fn allow;
+	void *allow_arg;
 };
+
+static enum MHD_Result metrics_accept(void *cls, const struct sockaddr *sa,
+				      socklen_t sl)
+{
+	const struct dnd_metrics *m = cls;
+
+	return !m->allow || m->allow(sa, sl, m->allow_arg) ? MHD_YES : MHD_NO;
+}
 
 /* The text to answer with: rendered now, or the last one published. */
 static char *metrics_body(struct dnd_metrics *m)
@@ -105,7 +115,8 @@ static int metrics_listen(const char *addr, uint16_t port, char *at,
 	return fd;
 }
 
-struct dnd_metrics *metrics_start(const char *addr, uint16_t port, char *at,
+struct dnd_metrics *metrics_start(const char *addr, uint16_t port,
+				  metrics_allow_fn allow, void *arg, char *at,
 				  size_t atlen, char *err, size_t len)
 {
 	struct dnd_metrics *m = calloc(1, sizeof(*m));
@@ -121,11 +132,13 @@ struct dnd_metrics *metrics_start(const char *addr, uint16_t port, char *at,
 		return NULL;
 	}
 	pthread_mutex_init(&m->lock, NULL);
+	m->allow = allow;
+	m->allow_arg = arg;
 	/* AUTO: epoll (or poll), not select(), which refuses a connection
 	 * whose fd is past FD_SETSIZE: in a relay of 10,000 flows or a
 	 * server holding 1,000 waiting connections, every one. */
 	m->d = MHD_start_daemon(MHD_USE_AUTO_INTERNAL_THREAD |
-				MHD_USE_ERROR_LOG, 0, NULL, NULL,
+				MHD_USE_ERROR_LOG, 0, metrics_accept, m,
 				metrics_answer, m, MHD_OPTION_LISTEN_SOCKET, fd,
 				MHD_OPTION_CONNECTION_LIMIT, METRICS_CONN_MAX,
 				MHD_OPTION_CONNECTION_TIMEOUT,

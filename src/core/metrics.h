@@ -7,18 +7,26 @@
 #ifndef DND_METRICS_H
 #define DND_METRICS_H
 
+#include <sys/socket.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 struct dnd_metrics;
 
+/* Whether a scraper at sa may connect; called in the HTTP thread. */
+typedef bool (*metrics_allow_fn)(const struct sockaddr *sa, socklen_t sl,
+				 void *arg);
+
 /*
  * Serves /metrics on addr:port (addr NULL: 127.0.0.1; port 0: any free
- * one) from a thread of libmicrohttpd's. Returns the handle with the
- * address it listens on in at ("127.0.0.1:9100"), or NULL with the reason
- * in err.
+ * one) from a thread of libmicrohttpd's, to the peers allow(arg) takes
+ * (allow NULL: any; the others are closed unanswered). Returns the handle
+ * with the address it listens on in at ("127.0.0.1:9100"), or NULL with
+ * the reason in err.
  */
-struct dnd_metrics *metrics_start(const char *addr, uint16_t port, char *at,
+struct dnd_metrics *metrics_start(const char *addr, uint16_t port,
+				  metrics_allow_fn allow, void *arg, char *at,
 				  size_t atlen, char *err, size_t len);
 
 struct metrics_text;

@@ -75,7 +75,8 @@ int relay_metrics_start(struct relay_shared *sh)
 
 	if (!o->metrics)
 		return 0;
-	sh->metrics = metrics_start(o->metrics_host, o->metrics_port, at,
+	sh->metrics = metrics_start(o->metrics_host, o->metrics_port, NULL,
+				    NULL, at,
 				    sizeof(at), err, sizeof(err));
 	if (!sh->metrics) {
 		log_err("relay: --metrics: %s", err);

@@ -142,7 +142,8 @@ int hs_server(int fd, const struct dnd_hs_cfg *cfg, uint8_t *params,
 
 	if (!cfg->tls)
 		err = hs_check_loopback(fd, why, len);
-	if (!err)
+	/* dnd serve's parent may have run the opening already. */
+	if (!err && !chan_tls(fd))
 		err = hello_accept(fd, &h, why, len);
 	if (err)
 		return err;

@@ -47,7 +47,8 @@ int hs_client(int fd, const struct dnd_hs_cfg *cfg, const void *params,
  * The server's side, up to the request: 0 with the client's params in
  * params (DND_WIRE_PARAMS_MAX bytes of room) and *params_len; the caller
  * checks them and answers with hs_verdict(). A keyless server serves only
- * peers on loopback (-EACCES). Errors as hs_client's; why is for the log.
+ * peers on loopback (-EACCES). On an fd that carries TLS already (chan.h:
+ * hello_accept_step() ran the opening) it starts at the request. Errors as hs_client's; why is for the log.
  */
 int hs_server(int fd, const struct dnd_hs_cfg *cfg, uint8_t *params,
 	      size_t *params_len, char *why, size_t len);

@@ -1,12 +1,15 @@
 // SPDX-License-Identifier: MIT
 /*
- * dnd serve's parent: listens, holds each new connection until the client's
- * first byte is there (a client speaks first), then forks a child for it
- * (the handshake runs there, under its deadline); reaps children and prints
- * their log lines, keeps the session slots honest, and stops gracefully.
- * It never reads a byte from a client itself: it only polls. A connection
- * that sends nothing costs an fd and a poll slot, not a process, so a flood
- * of idle connections cannot delay a real client behind a thousand forks.
+ * dnd serve's parent: listens, holds each new connection until its client
+ * is through the opening, then forks a child for it (the request, the
+ * verdict, the transfer run there); reaps children and prints their log
+ * lines, keeps the session slots honest, and stops gracefully. With a key
+ * the parent runs the preambles and the TLS handshake itself, one
+ * non-blocking step a poll (serve_wait.c), so a stranger who cannot prove
+ * the key never gets a process; keyless, where there is no proof, the
+ * client's first byte is enough. Either way a connection costs an fd and a
+ * poll slot until then, each address holds at most --max-pending-per-source
+ * of them, and a full table loses the oldest of its heaviest address.
  */
 #include <sys/mman.h>
 #include <sys/signalfd.h>
@@ -21,6 +24,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/chan.h"
 #include "core/log.h"
 #include "core/metrics.h"
 #include "core/net.h"
@@ -34,6 +38,8 @@ struct kid {
 	pid_t pid;
 	int logfd;		/* the child's log line comes through here */
 	double t0;
+	bool killed;		/* to make room: no more a pending one */
+	uint8_t src[16];	/* as serve_waiting's */
 	char peer[96];
 };
 
@@ -46,6 +52,7 @@ struct server {
 	unsigned int wait_max, nwait;	/* oldest first */
 	double accept_rest;		/* out of fds: no accept before */
 	struct serve_waiting *wait;
+	struct serve_src *srcs;		/* scratch: wait_max + cap */
 	struct pollfd *pfd;		/* 2 + wait_max */
 	bool stopping;
 	double stop_at;
@@ -79,7 +86,8 @@ static void serve_publish(const struct server *sv)
 	metrics_add(&t, "serve_children", "gauge", "Session and handshake "
 		    "processes alive.", NULL, sv->n);
 	metrics_add(&t, "serve_waiting", "gauge", "Connections accepted "
-		    "whose client has not sent a byte yet.", NULL, sv->nwait);
+		    "whose client is not through the opening yet (no process "
+		    "yet).", NULL, sv->nwait);
 	snprintf(lab, sizeof(lab), "direction=\"push\"");
 	metrics_add(&t, "serve_bytes_total", "counter", "Payload bytes of "
 		    "the sessions that ended.", lab,
@@ -123,7 +131,7 @@ static void serve_log_lost(struct server *sv, const struct kid *k, int st,
 	else
 		snprintf(what, sizeof(what), "the session process exited %d "
 			 "without a log line%s", WEXITSTATUS(st), more);
-	serve_log_failed(&sv->log, k->peer, stats_now() - k->t0, what);
+	serve_log_failed(&sv->log, k->peer, stats_now() - k->t0, what, false);
 }
 
 static void serve_reaped(struct server *sv, pid_t pid, int st)
@@ -186,53 +194,91 @@ static bool serve_in_session(const struct server *sv, pid_t pid)
 	return false;
 }
 
+/* A child with no session slot yet, not already killed. */
+static bool serve_pending(const struct server *sv, const struct kid *k)
+{
+	return !k->killed && !serve_in_session(sv, k->pid);
+}
+
+static void serve_kill(struct kid *k)
+{
+	kill(k->pid, SIGKILL);
+	k->killed = true;
+}
+
 /*
- * Makes room for one more handshake: the oldest pending one (no slot yet)
- * is dropped when SERVE_PENDING_MAX are waiting, so idle connections can
- * never keep a real client out for long.
+ * Makes room for one more pending child (no slot yet): when
+ * SERVE_PENDING_MAX are, the oldest of the address that has the most is
+ * killed, so no client can keep the others out for long.
  */
 static void serve_make_room(struct server *sv)
 {
-	unsigned int i, pending = 0, old = sv->n;
+	unsigned int i, pending = 0;
 
 	for (i = 0; i < sv->n; i++) {
-		if (serve_in_session(sv, sv->kids[i].pid))
+		if (!serve_pending(sv, &sv->kids[i]))
 			continue;
-		pending++;
-		if (old == sv->n || sv->kids[i].t0 < sv->kids[old].t0)
-			old = i;
+		memcpy(sv->srcs[pending].a, sv->kids[i].src, 16);
+		sv->srcs[pending].t0 = sv->kids[i].t0;
+		sv->srcs[pending++].i = i;
 	}
-	if (pending >= SERVE_PENDING_MAX && old < sv->n)
-		kill(sv->kids[old].pid, SIGKILL);
+	if (pending >= SERVE_PENDING_MAX)
+		serve_kill(&sv->kids[serve_wait_heaviest(sv->srcs, pending)]);
+}
+
+/* Closes every fd but 0, 1, 2 and the n in keep (-1s are skipped). */
+static void serve_close_all_but(int *keep, unsigned int n)
+{
+	unsigned int i, j, from = 3;
+	int t;
+
+	for (i = 1; i < n; i++)	/* a few: sorted by insertion */
+		for (j = i; j > 0 && keep[j - 1] > keep[j]; j--) {
+			t = keep[j];
+			keep[j] = keep[j - 1];
+			keep[j - 1] = t;
+		}
+	for (i = 0; i < n; i++) {
+		if (keep[i] < (int)from)
+			continue;
+		if ((unsigned int)keep[i] > from)
+			close_range(from, (unsigned int)keep[i] - 1, 0);
+		from = (unsigned int)keep[i] + 1;
+	}
+	close_range(from, ~0U, 0);
 }
 
 /* The child's half of the fork. */
-static void serve_fork_child(struct server *sv, int fd, const char *peer,
+static void serve_fork_child(struct server *sv, struct serve_waiting *w,
 			     int logfd)
 {
+	int keep[] = { w->fd, logfd, sv->ctx.dir.dirfd };
 	sigset_t none;
-	unsigned int i;
 
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
-	close(sv->lfd);
-	close(sv->sfd);
-	/* Other clients' connections are none of this session's business. */
-	for (i = 0; i < sv->nwait; i++)
-		close(sv->wait[i].fd);
+	/* The listeners (ours, --metrics'), other clients' connections and
+	 * other sessions' log pipes are none of this session's business. */
+	serve_close_all_but(keep, sizeof(keep) / sizeof(keep[0]));
+	fcntl(w->fd, F_SETFL, fcntl(w->fd, F_GETFL) & ~O_NONBLOCK);
+	if (w->hs.tls && chan_attach(w->fd, w->hs.tls))
+		_exit(1);
 	/* Not in the terminal's process group: ^C stops the parent, which
 	 * then lets the sessions finish. */
 	setpgid(0, 0);
-	serve_child(&sv->ctx, fd, peer, logfd);
+	serve_child(&sv->ctx, w->fd, w->peer, logfd);
 }
 
 /* A waiting connection ends without a child: logged, counted, closed. */
-static void serve_drop(struct server *sv, const struct serve_waiting *w,
+static void serve_drop(struct server *sv, struct serve_waiting *w,
 		       const char *what)
 {
-	serve_log_failed(&sv->log, w->peer, stats_now() - w->t0, what);
-	sv->count.failed++;
-	close(w->fd);
+	if (!w->linger) {
+		serve_log_failed(&sv->log, w->peer, stats_now() - w->t0, what,
+				 false);
+		sv->count.failed++;
+	}
+	serve_wait_close(w);
 }
 
 /* The stop: connections that have not spoken are closed unserved. */
@@ -247,38 +293,94 @@ static void serve_unwait(struct server *sv)
 	serve_publish(sv);
 }
 
-/* Makes room in the waiting table: its oldest connection is closed. */
-static void serve_evict(struct server *sv, const char *why)
+/* Makes room in the waiting table: connection i is closed. */
+static void serve_evict(struct server *sv, unsigned int i, const char *why)
 {
+	char what[200];
+
+	snprintf(what, sizeof(what), "closed before its handshake ended: %s",
+		 why);
+	serve_drop(sv, &sv->wait[i], what);
+	serve_wait_take(sv->wait, NULL, &sv->nwait, i);
+}
+
+/* The waiting connection to close for room: the oldest of the address
+ * with the most. */
+static unsigned int serve_heaviest_waiting(struct server *sv)
+{
+	unsigned int i;
+
+	for (i = 0; i < sv->nwait; i++) {
+		memcpy(sv->srcs[i].a, sv->wait[i].src, 16);
+		sv->srcs[i].t0 = sv->wait[i].t0;
+		sv->srcs[i].i = i;
+	}
+	return serve_wait_heaviest(sv->srcs, sv->nwait);
+}
+
+/*
+ * --max-pending-per-source: before w joins the table, its address holds
+ * fewer than the limit of the handshakes that have not proven anything:
+ * those in the parent's table and, keyless, the children with no session
+ * slot yet (keyed, a child has proven the key); its oldest goes to make
+ * room.
+ */
+static void serve_limit_source(struct server *sv, const uint8_t *src)
+{
+	unsigned int i, n = 0, wi = sv->nwait, ki = sv->n;
 	char what[160];
 
-	snprintf(what, sizeof(what), "closed before its first byte: %s", why);
-	serve_drop(sv, &sv->wait[0], what);
-	serve_wait_take(sv->wait, NULL, &sv->nwait, 0);
+	for (i = 0; i < sv->nwait; i++) {
+		if (memcmp(sv->wait[i].src, src, 16))
+			continue;
+		n++;
+		if (wi == sv->nwait)	/* oldest first */
+			wi = i;
+	}
+	for (i = 0; i < sv->n && !sv->ctx.keyed; i++) {
+		if (memcmp(sv->kids[i].src, src, 16) ||
+		    !serve_pending(sv, &sv->kids[i]))
+			continue;
+		n++;
+		if (ki == sv->n || sv->kids[i].t0 < sv->kids[ki].t0)
+			ki = i;
+	}
+	if (n < sv->o->max_pending_src)
+		return;
+	if (ki < sv->n && (wi == sv->nwait ||
+			   sv->kids[ki].t0 < sv->wait[wi].t0)) {
+		serve_kill(&sv->kids[ki]);
+		return;
+	}
+	snprintf(what, sizeof(what), "its address has %u handshakes pending "
+		 "(--max-pending-per-source)", n);
+	serve_evict(sv, wi, what);
 }
 
 /* Up to 64 connections: refused at once by --allow, or held until their
- * first byte (the oldest waiting one closed when the table is full). Out
- * of fds, the oldest waiting one goes too; with none waiting, the listener
- * rests for 100 ms rather than spin on a queue it cannot take from. */
+ * opening is through (the oldest of the heaviest address closed when the
+ * table is full). Out of fds, that one goes too; with none waiting, the
+ * listener rests for 100 ms rather than spin on a queue it cannot take
+ * from. */
 static void serve_accept(struct server *sv)
 {
 	struct sockaddr_storage ss;
 	socklen_t sl;
-	struct serve_waiting *w;
+	struct serve_waiting w;
 	char what[96];
 	int fd, k;
 
 	for (k = 0; k < 64; k++) {
 		sl = sizeof(ss);
 		fd = accept4(sv->lfd, (struct sockaddr *)&ss, &sl,
-			     SOCK_CLOEXEC);
+			     SOCK_CLOEXEC | SOCK_NONBLOCK);
 		if (fd < 0 && (errno == EMFILE || errno == ENFILE)) {
 			if (!sv->nwait) {
 				sv->accept_rest = stats_now() + 0.1;
 				break;
 			}
-			serve_evict(sv, "out of file descriptors");
+			serve_evict(sv, serve_heaviest_waiting(sv),
+				    "out of file descriptors");
 			continue;
 		}
 		if (fd < 0)
@@ -289,32 +391,32 @@ static void serve_accept(struct server *sv)
 			net_addr_str((struct sockaddr *)&ss, sl, what,
 				     sizeof(what));
 			serve_log_failed(&sv->log, what, 0,
-					 "refused: not in --allow");
+					 "refused: not in --allow", false);
 			sv->count.refused_allow++;
 			close(fd);
 			continue;
 		}
+		serve_wait_init(&w, fd, (struct sockaddr *)&ss, sl,
+				sv->ctx.keyed ? &sv->ctx.tls : NULL,
+				stats_now());
+		serve_limit_source(sv, w.src);
 		if (sv->nwait == sv->wait_max) {
-			snprintf(what, sizeof(what), "%u newer connections "
-				 "were waiting", sv->wait_max);
-			serve_evict(sv, what);
+			snprintf(what, sizeof(what), "%u connections were "
+				 "waiting, the most from its address",
+				 sv->wait_max);
+			serve_evict(sv, serve_heaviest_waiting(sv), what);
 		}
-		w = &sv->wait[sv->nwait];
-		w->fd = fd;
-		w->t0 = stats_now();
-		net_addr_str((struct sockaddr *)&ss, sl, w->peer,
-			     sizeof(w->peer));
-		sv->nwait++;
+		sv->wait[sv->nwait++] = w;
 	}
 	serve_publish(sv);
 }
 
-/* A client has spoken: its connection goes to a child of its own. It is
+/* A client is through: its connection goes to a child of its own. It is
  * out of the waiting table by now, so the child closes all of that. */
-static void serve_spawn(struct server *sv, const struct serve_waiting *w)
+static void serve_spawn(struct server *sv, struct serve_waiting *w)
 {
-	int fd = w->fd, p[2];
 	const char *peer = w->peer;
+	int p[2];
 	pid_t pid;
 
 	while (sv->n >= sv->cap) {
@@ -325,16 +427,15 @@ static void serve_spawn(struct server *sv, const struct serve_waiting *w)
 	}
 	serve_make_room(sv);
 	if (pipe2(p, O_CLOEXEC | O_NONBLOCK)) {
-		close(fd);
+		serve_wait_close(w);
 		return;
 	}
 	pid = fork();
-	if (pid == 0) {
-		close(p[0]);
-		serve_fork_child(sv, fd, peer, p[1]);
-	}
+	if (pid == 0)
+		serve_fork_child(sv, w, p[1]);
 	close(p[1]);
-	close(fd);
+	/* The child has the TLS session now; this copy is only memory. */
+	serve_wait_close(w);
 	if (pid < 0) {
 		log_err("session %s: cannot fork: %s", peer, strerror(errno));
 		close(p[0]);
@@ -342,6 +443,7 @@ static void serve_spawn(struct server *sv, const struct serve_waiting *w)
 	}
 	sv->kids[sv->n] = (struct kid){ .pid = pid, .logfd = p[0],
 					.t0 = stats_now() };
+	memcpy(sv->kids[sv->n].src, w->src, 16);
 	snprintf(sv->kids[sv->n].peer, sizeof(sv->kids[0].peer), "%s", peer);
 	sv->n++;
 }
@@ -362,49 +464,52 @@ static void serve_stop(struct server *sv)
 			sv->o->grace);
 	}
 	for (i = 0; i < sv->n; i++)
-		if (!serve_in_session(sv, sv->kids[i].pid))
-			kill(sv->kids[i].pid, SIGKILL);
+		if (serve_pending(sv, &sv->kids[i]))
+			serve_kill(&sv->kids[i]);
 }
 
 /*
- * The waiting connections after a poll. First, in one pass, those closed or
- * reset before their first byte, or silent for DND_HS_TIMEOUT, are closed
- * here and the table is compacted with its poll slots; a connection with a
- * byte from its client stays, marked. Then up to 64 marked ones leave the
- * table, each before its fork, and go to a child; more stay readable for
- * the next poll, so that signals and the listener are heard in between.
+ * The waiting connections after a poll. First, in one pass, each takes its
+ * step (serve_wait_poll): those that failed, ended or ran out of time are
+ * logged and closed here, and the table is compacted with its poll slots.
+ * Then up to 64 that are through leave the table, each before its fork,
+ * and go to a child; more stay for the next round, so that signals and
+ * the listener are heard in between. Returns whether any stayed.
  */
-static void serve_waited(struct server *sv)
+static bool serve_waited(struct server *sv)
 {
 	double now = stats_now();
 	unsigned int i, k = 0, ready = 0, spawned = 0;
 	struct serve_waiting w;
-	char what[160];
+	enum serve_wait_st st;
+	char what[320];
 	bool changed = false;
-	short re;
 
 	for (i = 0; i < sv->nwait; i++) {
-		re = sv->pfd[2 + i].revents;
 		w = sv->wait[i];
-		if (!re && now - w.t0 > DND_HS_TIMEOUT) {
-			serve_drop(sv, &w, "handshake timed out at the "
-				   "client's hello");
-			changed = true;
-			continue;
-		}
-		if (re && serve_wait_peek(&w, what, sizeof(what))) {
+		st = serve_wait_poll(&w, sv->pfd[2 + i].revents, now, what,
+				     sizeof(what));
+		if (st == SERVE_WAIT_DROP)
 			serve_drop(sv, &w, what);
+		if (st == SERVE_WAIT_FAILED) {
+			serve_log_failed(&sv->log, w.peer, now - w.t0, what, true);
+			sv->count.failed++;
+			if (!w.linger)
+				serve_wait_close(&w);
+		}
+		if (st == SERVE_WAIT_DROP || st == SERVE_WAIT_GONE ||
+		    (st == SERVE_WAIT_FAILED && !w.linger)) {
 			changed = true;
 			continue;
 		}
+		ready += st == SERVE_WAIT_READY;
 		sv->wait[k] = w;
-		sv->pfd[2 + k].revents = re;
-		ready += re != 0;
+		sv->pfd[2 + k].revents = sv->pfd[2 + i].revents;
 		k++;
 	}
 	sv->nwait = k;
 	for (i = 0; i < sv->nwait && ready && spawned < 64;) {
-		if (!sv->pfd[2 + i].revents) {
+		if (!sv->wait[i].ready) {
 			i++;
 			continue;
 		}
@@ -416,6 +521,7 @@ static void serve_waited(struct server *sv)
 	}
 	if (changed)
 		serve_publish(sv);
+	return ready > 0;
 }
 
 static void serve_signals(struct server *sv)
@@ -446,7 +552,7 @@ static int serve_loop(struct server *sv)
 	struct pollfd *pfd = sv->pfd;
 	double now;
 	unsigned int i;
-	bool accept_now;
+	bool accept_now, more = false;
 
 	for (;;) {
 		pfd[0] = (struct pollfd){ .fd = sv->sfd, .events = POLLIN };
@@ -455,9 +561,10 @@ static int serve_loop(struct server *sv)
 		pfd[1] = (struct pollfd){ .fd = stats_now() < sv->accept_rest ?
 					  -1 : sv->lfd, .events = POLLIN };
 		for (i = 0; i < sv->nwait; i++)
-			pfd[2 + i] = (struct pollfd){ .fd = sv->wait[i].fd,
-						      .events = POLLIN };
-		if (poll(pfd, 2 + sv->nwait, 200) < 0) {
+			pfd[2 + i] = (struct pollfd){
+				.fd = sv->wait[i].ready ? -1 : sv->wait[i].fd,
+				.events = sv->wait[i].events };
+		if (poll(pfd, 2 + sv->nwait, more ? 0 : 200) < 0) {
 			if (errno != EINTR)
 				return 1;
 			for (i = 0; i < 2 + sv->nwait; i++)
@@ -468,7 +575,7 @@ static int serve_loop(struct server *sv)
 		 * empties their table) rather than fork those that spoke. */
 		if (pfd[0].revents)
 			serve_signals(sv);
-		serve_waited(sv);
+		more = serve_waited(sv);
 		if (accept_now && sv->lfd >= 0)
 			serve_accept(sv);
 		serve_reap(sv);
@@ -479,9 +586,18 @@ static int serve_loop(struct server *sv)
 		now = stats_now();
 		for (i = 0; i < sv->n; i++)
 			if (now - sv->kids[i].t0 > DND_HS_TIMEOUT + 5 &&
-			    !serve_in_session(sv, sv->kids[i].pid))
-				kill(sv->kids[i].pid, SIGKILL);
+			    serve_pending(sv, &sv->kids[i]))
+				serve_kill(&sv->kids[i]);
 	}
+}
+
+/* --allow holds for /metrics too (in the HTTP thread: o is read-only). */
+static bool serve_scraper_allowed(const struct sockaddr *sa, socklen_t sl,
+				  void *arg)
+{
+	const struct serve_opts *o = arg;
+
+	return cidr_match(&o->allow, sa, sl);
 }
 
 /* The listening socket, the signals and the tables. 0 or 1. */
@@ -497,6 +613,7 @@ static int serve_setup(struct server *sv)
 	sv->kids = calloc(sv->cap, sizeof(*sv->kids));
 	sv->wait_max = serve_wait_max(sv->cap + 64);
 	sv->wait = calloc(sv->wait_max, sizeof(*sv->wait));
+	sv->srcs = calloc(sv->wait_max + sv->cap, sizeof(*sv->srcs));
 	sv->pfd = calloc(2 + sv->wait_max, sizeof(*sv->pfd));
 	sv->ctx.slots = mmap(NULL, o->max_sessions * sizeof(pid_t),
 			     PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
@@ -507,8 +624,9 @@ static int serve_setup(struct server *sv)
 	sv->ctx.mem = mmap(NULL, o->max_sessions * sizeof(*sv->ctx.mem),
 			   PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
 			   -1, 0);
-	if (!sv->kids || !sv->wait || !sv->pfd || sv->ctx.slots == MAP_FAILED ||
-	    sv->ctx.litter == MAP_FAILED || sv->ctx.mem == MAP_FAILED) {
+	if (!sv->kids || !sv->wait || !sv->srcs || !sv->pfd ||
+	    sv->ctx.slots == MAP_FAILED || sv->ctx.litter == MAP_FAILED ||
+	    sv->ctx.mem == MAP_FAILED) {
 		log_err("out of memory");
 		return 1;
 	}
@@ -536,8 +654,10 @@ static int serve_setup(struct server *sv)
 	if (o->has_metrics) {
 		sv->metrics = metrics_start(o->metrics.host[0] ?
 					    o->metrics.host : NULL,
-					    o->metrics.port, at, sizeof(at),
-					    err, sizeof(err));
+					    o->metrics.port, o->has_allow ?
+					    serve_scraper_allowed : NULL,
+					    (void *)o, at, sizeof(at), err,
+					    sizeof(err));
 		if (!sv->metrics) {
 			log_err("--metrics: %s", err);
 			return 1;
@@ -582,6 +702,7 @@ int serve_run(const struct serve_opts *o)
 	serve_unwait(&sv);
 	metrics_stop(sv.metrics);
 	free(sv.wait);
+	free(sv.srcs);
 	free(sv.pfd);
 	free(sv.kids);
 	key_wipe(&sv.ctx.key);

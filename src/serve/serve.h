@@ -2,8 +2,9 @@
 /*
  * dnd serve: a lasting receiver (and, for pulls, sender) of files beneath
  * one directory. The parent accepts, holds each connection until its
- * client's first byte, then forks a child for it; the child runs the
- * handshake under a deadline, then one transfer
+ * client has proven the key (keyless: sent its first byte), then forks a
+ * child for it; the child reads the request under a deadline, then runs one
+ * transfer
  * (session.c's dialogues on the same socket), and hands the parent its
  * log line. A child that crashes or is killed never stops the server.
  */
@@ -20,8 +21,10 @@
 #include "serve/litter.h"
 #include "serve/key.h"
 
-#define SERVE_PENDING_MAX	128	/* handshakes at once; the oldest
-					 * is dropped to make room */
+#define SERVE_PENDING_MAX	128	/* children without a session slot
+					 * at once; the oldest of the
+					 * heaviest address is killed to
+					 * make room */
 
 struct serve_opts {
 	const char *dir;
@@ -31,6 +34,7 @@ struct serve_opts {
 	bool has_allow;
 	struct cidr_list allow;
 	unsigned int max_sessions;
+	unsigned int max_pending_src;	/* --max-pending-per-source */
 	uint64_t max_bytes;	/* 0: no limit */
 	uint64_t max_buffer;	/* a session's -b at most (budget.h) */
 	uint64_t max_memory;	/* all sessions' buffers at most */
@@ -76,8 +80,9 @@ struct serve_ctx {
 	struct serve_litter *litter;	/* shared: each slot's temporary */
 };
 
-/* The child's whole life on connection fd from peer: handshake, checks,
- * verdict, transfer; its log line is written to logfd. Never returns. */
+/* The child's whole life on connection fd from peer: handshake (from the
+ * request on when fd already carries TLS: the parent ran the opening),
+ * checks, verdict, transfer; its log line is written to logfd. Never returns. */
 void serve_child(const struct serve_ctx *c, int fd, const char *peer,
 		 int logfd) __attribute__((noreturn));
 

@@ -480,8 +480,10 @@ void serve_child(const struct serve_ctx *c, int fd, const char *peer,
 
 	/* Messages go into the one log line, not to the server's stderr
 	 * or its --log FILE (the parent's to write). */
-	if (null >= 0)
+	if (null >= 0 && null != 2) {
 		dup2(null, 2);
+		close(null);
+	}
 	log_to(NULL, false);
 	prctl(PR_SET_PDEATHSIG, SIGTERM);
 	io_install_signals();

@@ -124,12 +124,17 @@ static bool log_admit(struct serve_log *g, const char *peer)
 }
 
 void serve_log_failed(struct serve_log *g, const char *peer, double secs,
-		      const char *what)
+		      const char *what, bool tried)
 {
 	struct json j;
 
 	if (!log_admit(g, peer))
 		return;
+	if (!g->json && tried) {
+		log_err("session %s: 0 bytes in %.3f s, failed: %s", peer,
+			secs, what);
+		return;
+	}
 	if (!g->json) {
 		log_err("session %s: %s", peer, what);
 		return;

@@ -38,9 +38,11 @@ struct serve_log {
 int serve_log_open(struct serve_log *g, const char *path, bool json,
 		   char *why, size_t len);
 
-/* A connection that ended with no transfer: its line, by the parent. */
+/* A connection that ended with no transfer: its line, by the parent;
+ * tried: its opening (preambles, TLS) ran here and failed, a line that
+ * reads as a session child's would. */
 void serve_log_failed(struct serve_log *g, const char *peer, double secs,
-		      const char *what);
+		      const char *what, bool tried);
 
 /* A session child's line of n bytes (text, or one JSON object; '\n' at
  * the end); failed: refused or failed before its transfer, a line the

@@ -284,6 +284,24 @@ need_py3() {
 		skip "$PY3 ${1:+with $1 }is missing; scripts/deps.sh installs python3 and python3-jsonschema"
 }
 
+# hold_push DIR NAME CMD...: runs CMD, a push of NAME that reads its stdin,
+# from a FIFO held open for writing on fd $HFD until the test closes it
+# ('exec {HFD}>&-'); returns once NAME's temporary file is in DIR. Output in
+# $T/NAME.log; sets HPID and HFD.
+hold_push() {
+	local dir=$1 name=$2; shift 2
+	mkfifo "$T/$name.fifo"
+	"$@" <"$T/$name.fifo" >"$T/$name.log" 2>&1 &
+	HPID=$!
+	_pids+=("$HPID")
+	exec {HFD}>"$T/$name.fifo"
+	for _ in $(seq 1 200); do
+		ls -A "$dir" | grep -q "^\.$name\.dnd-" && return 0
+		sleep 0.05
+	done
+	fail "the held push $name did not start: $(cat "$T/$name.log")"
+}
+
 # freeze_transfer SRC DIR [RECV ARGS]: starts a transfer of SRC (over 100
 # MiB, so it is still running) to DIR/dst, logs in $T/r.log and $T/s.log,
 # and freezes the receiver (SIGSTOP) once data flows. Sets RPID and SPID.

@@ -49,7 +49,8 @@ int main(void)
 	      "dnd_relay_bytes_total{dir=\"up\"} 123456789012\n"
 	      "dnd_relay_bytes_total{dir=\"down\"} 7\ndnd_relay_flows 0\n", 159),
 	      "exposition text: %.160s", t.buf);
-	m = metrics_start(NULL, 0, at, sizeof(at), err, sizeof(err));
+	m = metrics_start(NULL, 0, NULL, NULL, at, sizeof(at), err,
+			  sizeof(err));
 	CHECK(m && !strncmp(at, "127.0.0.1:", 10), "listening on %s %s", at,
 	      err);
 	if (!m)
