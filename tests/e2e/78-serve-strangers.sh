@@ -76,6 +76,8 @@ push() { # push NAME [ARGS...]: from 127.0.0.1, must land byte-exact
 # --- keyed: no process before the proof, and a limit per address.
 serve --key "$T/key"
 flood 300 'DNDa'
+kids=$(pgrep -c -P "$SPID" || true)
+[ "$kids" = 0 ] || fail "300 connections that have not proven the key hold $kids processes"
 count_log "session 127\.0\.0\.2:[0-9]*: closed before its handshake ended: its address has $LIMIT handshakes pending (--max-pending-per-source)" \
 	$((300 - LIMIT)) "127.0.0.2's connections closed past its limit"
 kids=$(pgrep -c -P "$SPID" || true)
