@@ -13,6 +13,7 @@
 #include "cli/opt_parse.h"
 #include "core/log.h"
 #include "serve/serve.h"
+#include "serve/serve_log.h"
 
 struct serve_cli {
 	struct serve_opts o;
@@ -94,6 +95,11 @@ static const struct opt_def serve_defs[] = {
 	  .group = "Output", .def = "stderr; stdout with --json",
 	  .help = "append the log to FILE (text lines start with an RFC 3339 "
 	  "time)", OPT_AT(C, o.log) },
+	{ .name = "log-burst", .type = DND_OPT_COUNT, .max = 1000000,
+	  .hint = "give 0 (no bound) to 1000000", .group = "Output",
+	  .def = "10", .help = "lines about refused or failed connections "
+	  "per source address in 10 s; one line then counts the rest "
+	  "(0: a line for each)", OPT_AT(C, o.log_burst) },
 	{ .name = "metrics", .type = DND_OPT_HOSTPORT,
 	  .flags = DND_OPT_F_ANYHOST, .group = "Output",
 	  .metavar = "[ADDR:]PORT", .help = "serve Prometheus counters at "
@@ -160,6 +166,7 @@ int cmd_serve(int argc, char **argv)
 	c.o.port = 13931;
 	c.o.max_sessions = 32;
 	c.o.max_pending_src = 32;
+	c.o.log_burst = SERVE_LOG_BURST;
 	c.o.grace = 10;
 	c.o.timeout = 60;
 	c.o.window = 128 * 1024;

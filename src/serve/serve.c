@@ -686,7 +686,7 @@ int serve_run(const struct serve_opts *o)
 		confine_close(&sv.ctx.dir);
 		return 2;
 	}
-	if (serve_log_open(&sv.log, o->log, o->json, why, sizeof(why))) {
+	if (serve_log_open(&sv.log, o->log, o->json, o->log_burst, why, sizeof(why))) {
 		log_err("%s", why);
 		key_wipe(&sv.ctx.key);
 		confine_close(&sv.ctx.dir);

@@ -41,6 +41,8 @@ struct serve_opts {
 	bool replace;
 	bool json;
 	const char *log;	/* --log FILE; NULL: stderr (stdout with json) */
+	unsigned int log_burst;	/* --log-burst: failure lines a source a
+				 * window; 0: every one */
 	double grace;		/* seconds sessions get after SIGTERM */
 	uint64_t window;	/* the sessions' socket buffers */
 	double timeout;		/* the sessions' --timeout */

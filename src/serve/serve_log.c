@@ -12,12 +12,13 @@
 #include "serve/serve_log.h"
 
 int serve_log_open(struct serve_log *g, const char *path, bool json,
-		   char *why, size_t len)
+		   unsigned int burst, char *why, size_t len)
 {
 	int fd;
 
 	memset(g, 0, sizeof(*g));
 	g->json = json;
+	g->burst = burst;
 	g->out = json ? stdout : stderr;
 	if (path) {
 		fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC,
@@ -115,7 +116,7 @@ static bool log_admit(struct serve_log *g, const char *peer)
 		if (s != &g->src[SERVE_LOG_SOURCES])
 			snprintf(s->addr, sizeof(s->addr), "%s", addr);
 	}
-	if (s->shown < SERVE_LOG_BURST) {
+	if (!g->burst || s->shown < g->burst) {
 		s->shown++;
 		return true;
 	}

@@ -14,7 +14,8 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#define SERVE_LOG_BURST		10	/* failure lines a source a window */
+#define SERVE_LOG_BURST		10	/* failure lines a source a window,
+					 * unless --log-burst */
 #define SERVE_LOG_WINDOW	10.0	/* seconds */
 #define SERVE_LOG_SOURCES	32	/* sources counted one by one; more
 					 * are counted together */
@@ -28,6 +29,7 @@ struct serve_log_src {
 struct serve_log {
 	FILE *out;		/* the session lines */
 	bool json;
+	unsigned int burst;	/* failure lines a source a window; 0: all */
 	struct serve_log_src src[SERVE_LOG_SOURCES + 1];	/* last: the
 								 * others */
 };
@@ -36,7 +38,7 @@ struct serve_log {
  * log_err() at it (with json at stderr), with times on text lines. 0, or
  * -errno with why. */
 int serve_log_open(struct serve_log *g, const char *path, bool json,
-		   char *why, size_t len);
+		   unsigned int burst, char *why, size_t len);
 
 /* A connection that ended with no transfer: its line, by the parent;
  * tried: its opening (preambles, TLS) ran here and failed, a line that

@@ -169,7 +169,7 @@ rm -f "$d/real"
 # newer one past --max-pending-per-source (32), and logged: the first 10 of
 # a 10 s window of the source with a line each, the others counted in one
 # line once the window ends.
-gone="^$STAMP dnd: session 10.231.0.2:[0-9]*: \(handshake timed out at the client's hello\|closed before its handshake ended: its address has 32 handshakes pending\)$"
+gone="^$STAMP dnd: session 10.231.0.2:[0-9]*: \(handshake timed out at the client's hello\|closed before its handshake ended: its address has 32 handshakes pending (--max-pending-per-source)\)$"
 more="more refused or failed connections from 10.231.0.2 in the last 10 s (not shown)"
 for _ in $(seq 1 300); do
 	shown=$(grep -c "$gone" "$T/serve.log")

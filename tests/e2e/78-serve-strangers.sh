@@ -28,7 +28,7 @@ serve() {
 	rm -rf "$T/d"; mkdir "$T/d"
 	next_port
 	bg "$T/serve.log" "$DND" serve --dir "$T/d" -p "$PORT" --grace 1 \
-		--max-pending-per-source "$LIMIT" "$@"
+		--max-pending-per-source "$LIMIT" --log-burst 0 "$@"
 	SPID=$BPID
 	wait_log "$T/serve.log" "listening on .*:$PORT" "serve did not start"
 }
