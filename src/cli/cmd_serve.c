@@ -43,8 +43,9 @@ static const struct opt_def serve_defs[] = {
 	{ .name = "port", .letter = 'p', .type = DND_OPT_PORT,
 	  .group = "What and where", .help = "TCP port", OPT_AT(C, o.port) },
 	{ .name = "bind", .type = DND_OPT_STRING, .metavar = "ADDR",
-	  .group = "What and where", .def = "every address",
-	  .help = "listen on ADDR only", OPT_AT(C, o.bind) },
+	  .group = "What and where", .def = "every address with a key, "
+	  "127.0.0.1 without", .help = "listen on ADDR only",
+	  OPT_AT(C, o.bind) },
 	{ .name = "new-key", .type = DND_OPT_STRING, .metavar = "FILE",
 	  .group = "Who", .help = "write a fresh key (32 random bytes as hex, "
 	  "mode 0600) to FILE and exit", OPT_AT(C, new_key) },
@@ -145,15 +146,35 @@ static const struct opt_cmd serve_cmd = {
 		 "FILE).",
 	.notes = "With --key (or --cert, --cert-key, --ca) every connection "
 		 "is TLS 1.3: both ends authenticate, and no one on the path "
-		 "can read or change a byte. Without, only loopback peers are "
-		 "served, in clear text.\nNames are resolved beneath DIR by the kernel "
-		 "(openat2: no '..', no symlinks); no directory is created.\n"
+		 "can read or change a byte. Without, it listens on 127.0.0.1 "
+		 "and serves loopback peers only, in clear text: every local "
+		 "user, and anything forwarding from loopback (ssh -L, socat, "
+		 "a relay), can push and pull files beneath DIR.\nNames are "
+		 "resolved beneath DIR by the kernel (openat2: no '..', no "
+		 "symlinks); no directory is created.\n"
 		 "Exit: 0 stopped by a signal (or key written), 1 cannot "
 		 "serve, 2 usage error.",
 	.parts = serve_parts,
 	.roles = DND_ROLE_SERVE,
 	.check = serve_check,
 };
+
+/* Keyless, the server listens on loopback unless told otherwise, and then
+ * says what that exposes. */
+static void serve_keyless_bind(struct serve_opts *o)
+{
+	if (key_files_given(&o->keys))
+		return;
+	if (!o->bind) {
+		o->bind = "127.0.0.1";
+		return;
+	}
+	log_err("warning: --bind %s without --key: the port is open to whoever "
+		"reaches %s; peers off loopback are refused, but every local "
+		"user and anything that forwards from loopback (ssh -L, socat, "
+		"a relay) may push and pull files beneath %s, in clear text; "
+		"give the server --key FILE", o->bind, o->bind, o->dir);
+}
 
 int cmd_serve(int argc, char **argv)
 {
@@ -175,8 +196,10 @@ int cmd_serve(int argc, char **argv)
 	r = opt_parse(&serve_cmd, &c, argc, argv, &st);
 	if (r >= 0)
 		return r;
-	if (!c.new_key)
+	if (!c.new_key) {
+		serve_keyless_bind(&c.o);
 		return serve_run(&c.o);
+	}
 	r = key_new(c.new_key, why, sizeof(why));
 	if (r) {
 		log_err("%s", why);

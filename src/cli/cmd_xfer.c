@@ -15,6 +15,7 @@
 #include "core/esc.h"
 #include "core/land.h"
 #include "core/log.h"
+#include "core/net.h"
 #include "core/proto.h"
 #include "serve/key.h"
 #include "serve/serve_client.h"
@@ -30,6 +31,7 @@ struct xfer_cli {
 	const struct dnd_method *peer_m;
 	unsigned int peer_end;		/* enum serve_end; 0: --to/--from */
 	uint64_t peer_size;		/* a pull from a special end */
+	bool insecure;			/* keyless to a server off loopback */
 };
 
 #define S struct session_opts
@@ -202,6 +204,10 @@ static const struct opt_def xfer_serve_opts[] = {
 	  "--peer-end zero or scratch moves", .misuse = "--peer-size is for "
 	  "a pull (recv); a push sends FILE or -l SIZE",
 	  OPT_AT(X, peer_size) },
+	{ .name = "insecure", .type = DND_OPT_FLAG, .group = "With dnd serve",
+	  .help = "without --key, talk to a server that is not on loopback "
+	  "(through a forward, e.g. ssh -L or a relay) in clear text: anyone "
+	  "on the path can read and change the data", OPT_AT(X, insecure) },
 	{ .name = NULL },
 };
 
@@ -263,6 +269,30 @@ static void xfer_check_control(struct opt_state *st, const char *opt,
 	st->bad++;
 }
 
+/* Keyless, the data crosses in clear: a server off loopback only with
+ * --insecure. A name that does not resolve is left to the connect to say
+ * so. Adds to st->bad. */
+static void xfer_check_clear(struct opt_state *st, struct xfer_cli *x,
+			     bool served)
+{
+	bool keyed = key_files_given(&x->keys);
+	char why[320];
+
+	if (x->insecure && (!served || keyed)) {
+		log_err("--insecure lets a keyless transfer with dnd serve (--to, "
+			"--from, --peer-end) reach a server off loopback; %s",
+			keyed ? "with --key it is TLS already: drop --insecure" :
+			"add --to NAME or --from NAME");
+		st->bad++;
+	}
+	if (!served || keyed || x->insecure || !x->o.host ||
+	    net_host_loopback(x->o.host, why, sizeof(why)) != 0)
+		return;
+	serve_client_clear_why(x->o.host, why, sizeof(why));
+	log_err("%s", why);
+	st->bad++;
+}
+
 /* What --to and --from need and exclude; adds to st->bad. */
 static void xfer_check_serve(struct opt_state *st, struct xfer_cli *x)
 {
@@ -284,6 +314,7 @@ static void xfer_check_serve(struct opt_state *st, struct xfer_cli *x)
 		st->bad++;
 	}
 	xfer_check_end(st, x);
+	xfer_check_clear(st, x, served);
 	if (x->to && land_check_name(x->to, why, sizeof(why))) {
 		log_err("--to: %s", why);
 		st->bad++;
@@ -483,6 +514,7 @@ static int xfer_served(struct xfer_cli *x)
 		.connect_timeout = x->o.connect_timeout,
 		.timeout = x->o.timeout,
 		.tls = x->o.tls,
+		.insecure = x->insecure,
 		.p = {
 			.op = x->o.sender ? SERVE_PUSH : SERVE_PULL,
 			.flags = (x->o.verify ? SERVE_PF_VERIFY : 0) |

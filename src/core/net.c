@@ -416,6 +416,36 @@ int net_addr(const char *host, uint16_t port, struct sockaddr_storage *ss,
 	return 0;
 }
 
+bool net_addr_loopback(const struct sockaddr *sa, socklen_t sl)
+{
+	const struct sockaddr_in *s4 = (const struct sockaddr_in *)sa;
+	const struct sockaddr_in6 *s6 = (const struct sockaddr_in6 *)sa;
+
+	if (sa->sa_family == AF_UNIX)
+		return true;
+	if (sa->sa_family == AF_INET && sl >= sizeof(*s4))
+		return (ntohl(s4->sin_addr.s_addr) >> 24) == 127;
+	if (sa->sa_family != AF_INET6 || sl < sizeof(*s6))
+		return false;
+	return IN6_IS_ADDR_LOOPBACK(&s6->sin6_addr) ||
+	       (IN6_IS_ADDR_V4MAPPED(&s6->sin6_addr) &&
+		s6->sin6_addr.s6_addr[12] == 127);
+}
+
+int net_host_loopback(const char *host, char *err, size_t len)
+{
+	struct addrinfo *res, *ai;
+	int r = net_resolve(host, 0, 0, &res, err, len);
+	bool lo = true;
+
+	if (r)
+		return r;
+	for (ai = res; ai; ai = ai->ai_next)
+		lo = lo && net_addr_loopback(ai->ai_addr, ai->ai_addrlen);
+	freeaddrinfo(res);
+	return lo;
+}
+
 void net_addr_str(const struct sockaddr *sa, socklen_t sl, char *out,
 		  size_t len)
 {

@@ -106,6 +106,16 @@ int net_listen_nb(const char *bind_addr, uint16_t port, int backlog,
 int net_addr(const char *host, uint16_t port, struct sockaddr_storage *ss,
 	     socklen_t *sl, char *err, size_t len);
 
+/* True for 127.0.0.0/8, ::1, ::ffff:127.0.0.0/104 and AF_UNIX addresses. */
+bool net_addr_loopback(const struct sockaddr *sa, socklen_t sl);
+
+/*
+ * 1 when host resolves and every address it resolves to is on loopback
+ * (net_addr_loopback), 0 when one is not, or -errno with a message in err
+ * when it does not resolve.
+ */
+int net_host_loopback(const char *host, char *err, size_t len);
+
 /* Formats an address as "1.2.3.4:80" or "[::1]:80". */
 void net_addr_str(const struct sockaddr *sa, socklen_t sl, char *out,
 		  size_t len);

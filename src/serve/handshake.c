@@ -33,22 +33,6 @@ static int hs_io_fail(int fd, int err, const char *what, char *why,
 	return err;
 }
 
-bool hs_addr_loopback(const struct sockaddr *sa, socklen_t sl)
-{
-	const struct sockaddr_in *s4 = (const struct sockaddr_in *)sa;
-	const struct sockaddr_in6 *s6 = (const struct sockaddr_in6 *)sa;
-
-	if (sa->sa_family == AF_UNIX)
-		return true;
-	if (sa->sa_family == AF_INET && sl >= sizeof(*s4))
-		return (ntohl(s4->sin_addr.s_addr) >> 24) == 127;
-	if (sa->sa_family != AF_INET6 || sl < sizeof(*s6))
-		return false;
-	return IN6_IS_ADDR_LOOPBACK(&s6->sin6_addr) ||
-	       (IN6_IS_ADDR_V4MAPPED(&s6->sin6_addr) &&
-		s6->sin6_addr.s6_addr[12] == 127);
-}
-
 /* Keyless mode is for loopback only, whatever address the server bound. */
 static int hs_check_loopback(int fd, char *why, size_t len)
 {
@@ -60,7 +44,7 @@ static int hs_check_loopback(int fd, char *why, size_t len)
 		snprintf(why, len, "getpeername: %s", strerror(errno));
 		return -errno;
 	}
-	if (hs_addr_loopback((struct sockaddr *)&ss, sl))
+	if (net_addr_loopback((struct sockaddr *)&ss, sl))
 		return 0;
 	net_addr_str((struct sockaddr *)&ss, sl, peer, sizeof(peer));
 	snprintf(why, len, "keyless mode serves loopback only; %s is not on "

@@ -58,7 +58,4 @@ int hs_server(int fd, const struct dnd_hs_cfg *cfg, uint8_t *params,
 int hs_verdict(int fd, uint16_t status, const char *reason, double deadline,
 	       char *why, size_t len);
 
-/* True for 127.0.0.0/8, ::1, ::ffff:127.0.0.0/104 and AF_UNIX addresses. */
-bool hs_addr_loopback(const struct sockaddr *sa, socklen_t sl);
-
 #endif

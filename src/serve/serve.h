@@ -28,7 +28,8 @@
 
 struct serve_opts {
 	const char *dir;
-	const char *bind;	/* NULL: every address */
+	const char *bind;	/* NULL: every address (keyless, cmd_serve
+				 * gives 127.0.0.1) */
 	uint16_t port;
 	struct dnd_keyfiles keys;	/* none: keyless, loopback only */
 	bool has_allow;

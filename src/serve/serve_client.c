@@ -26,6 +26,30 @@ static void client_why(int r, const char *why, char *err, size_t len)
 		snprintf(err, len, "%s", why);
 }
 
+void serve_client_clear_why(const char *host, char *err, size_t len)
+{
+	snprintf(err, len, "%s is not loopback and no --key is given: anyone "
+		 "on the path can read and change the data; use --key FILE, "
+		 "or --insecure to accept that", host);
+}
+
+/* Keyless: the address connected to, should the name have resolved to
+ * loopback for the check of the command line and to another since. */
+static int client_clear_ok(const struct serve_client *c, int fd, char *err,
+			   size_t len)
+{
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof(ss);
+
+	if (c->tls || c->insecure)
+		return 0;
+	if (getpeername(fd, (struct sockaddr *)&ss, &sl) == 0 &&
+	    net_addr_loopback((struct sockaddr *)&ss, sl))
+		return 0;
+	serve_client_clear_why(c->host, err, len);
+	return -EPERM;
+}
+
 /* N > 1 streams: the server's streams message, after its verdict. */
 static int client_port(int fd, double deadline, uint16_t *port, char *err,
 		       size_t elen)
@@ -73,6 +97,11 @@ static int client_open(struct session_link *l, bool known, uint64_t len,
 			 c->timeout, peer, plen, err, elen);
 	if (fd < 0)
 		return fd;
+	r = client_clear_ok(c, fd, err, elen);
+	if (r) {
+		chan_close(fd);
+		return r;
+	}
 	cfg.deadline = stats_now() + DND_HS_TIMEOUT;
 	r = hs_client(fd, &cfg, params, n, NULL, why, sizeof(why));
 	if (r)

@@ -20,8 +20,13 @@ struct serve_client {
 	uint64_t window;
 	double connect_timeout, timeout;
 	const struct dnd_tls_cfg *tls;	/* NULL: keyless (loopback servers) */
+	bool insecure;			/* keyless to a host off loopback */
 	struct serve_params p;		/* op, name, method, buffer, verify */
 };
+
+/* Why a keyless client refuses host, a server off loopback: without a
+ * key the data crosses in clear (unless --insecure). */
+void serve_client_clear_why(const char *host, char *err, size_t len);
 
 /* Points l at c: l->open connects and shakes hands with c's request. */
 void serve_client_link(struct serve_client *c, struct session_link *l);

@@ -36,7 +36,7 @@ base=${base#. }
 serve --key "$T/key" --max-bytes 2M --grace 1
 expect_exit 1 cli send --key "$T/other" --to w1 "$T/src"
 expect_out "dnd: authentication failed"
-expect_exit 1 cli send --to w2 "$T/src"
+expect_exit 1 cli send --insecure --to w2 "$T/src"
 expect_out "authentication failed: the server requires a key"
 expect_exit 1 cli recv --key "$T/other" --from exists "$T/pulled"
 expect_out "dnd: authentication failed"

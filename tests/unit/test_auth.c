@@ -15,6 +15,7 @@
 #include "check.h"
 #include "core/chan.h"
 #include "core/hello.h"
+#include "core/net.h"
 #include "core/stats.h"
 #include "core/tls.h"
 #include "core/wire.h"
@@ -204,11 +205,11 @@ static void test_keyless(void)
 	      "keyless over loopback: plain text: %s / %s", c.why, s.why);
 	pair_close(&c, &s);
 	s4.sin_addr.s_addr = htonl(0x7f000005);
-	CHECK(hs_addr_loopback((struct sockaddr *)&s4, sizeof(s4)), "127.0.0.5");
+	CHECK(net_addr_loopback((struct sockaddr *)&s4, sizeof(s4)), "127.0.0.5");
 	s4.sin_addr.s_addr = htonl(0x0a000001);
-	CHECK(!hs_addr_loopback((struct sockaddr *)&s4, sizeof(s4)), "10.0.0.1");
+	CHECK(!net_addr_loopback((struct sockaddr *)&s4, sizeof(s4)), "10.0.0.1");
 	inet_pton(AF_INET6, "::ffff:10.0.0.1", &s6.sin6_addr);
-	CHECK(!hs_addr_loopback((struct sockaddr *)&s6, sizeof(s6)),
+	CHECK(!net_addr_loopback((struct sockaddr *)&s6, sizeof(s6)),
 	      "::ffff:10.0.0.1");
 }
 

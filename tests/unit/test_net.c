@@ -43,12 +43,33 @@ static int t_until(int (*fn)(int), int fd, int want)
 	return v;
 }
 
+/* Which hosts a keyless client may reach without --insecure. */
+static void test_host_loopback(void)
+{
+	char err[160];
+
+	CHECK(net_host_loopback("127.0.0.1", err, sizeof(err)) == 1 &&
+	      net_host_loopback("127.1.2.3", err, sizeof(err)) == 1 &&
+	      net_host_loopback("::1", err, sizeof(err)) == 1 &&
+	      net_host_loopback("::ffff:127.0.0.1", err, sizeof(err)) == 1,
+	      "127/8, ::1 and ::ffff:127.0.0.1 are loopback");
+	CHECK(net_host_loopback("10.0.0.1", err, sizeof(err)) == 0 &&
+	      net_host_loopback("::ffff:10.0.0.1", err, sizeof(err)) == 0 &&
+	      net_host_loopback("2001:db8::1", err, sizeof(err)) == 0 &&
+	      net_host_loopback("0.0.0.0", err, sizeof(err)) == 0,
+	      "10.0.0.1, ::ffff:10.0.0.1, 2001:db8::1, 0.0.0.0 are not");
+	CHECK(net_host_loopback("no such host.invalid", err, sizeof(err)) < 0 &&
+	      strstr(err, "cannot resolve 'no such host.invalid'"),
+	      "a name that does not resolve: an error, not a verdict: %s", err);
+}
+
 int main(void)
 {
 	struct pollfd pfd = { .events = POLLPRI };
 	char buf[1000] = { 0 }, b;
 	int cli, srv, p[2];
 
+	test_host_loopback();
 	if (t_pair(&cli, &srv)) {
 		printf("# no loopback TCP: %s\n", strerror(errno));
 		return DND_T_SKIP;
