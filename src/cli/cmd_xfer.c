@@ -539,7 +539,7 @@ static int xfer_main(const struct opt_cmd *c, int argc, char **argv)
 	struct opt_state st;
 	int r;
 
-	static struct dnd_key key;
+	struct dnd_key *key = NULL;
 	struct dnd_tls_cfg tls;
 	char why[320];
 
@@ -556,7 +556,7 @@ static int xfer_main(const struct opt_cmd *c, int argc, char **argv)
 		x.o.tls = &tls;
 	}
 	r = x.to || x.from || x.peer_end ? xfer_served(&x) : session_run(&x.o);
-	key_wipe(&key);
+	key_free(key);
 	/* Stopped by a signal: 128 + its number, as shells expect (130 for
 	 * Ctrl-C, 143 for SIGTERM), the cause printed all the same. */
 	return r == 1 && io_stop_signal ? 128 + io_stop_signal : r;

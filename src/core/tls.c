@@ -199,6 +199,8 @@ static int tls_advance(struct dnd_tls *t, size_t n, char *err, size_t len)
 	case TLS_ST_DONE:
 		return 0;
 	}
+	/* OpenSSL keeps what the session needs; this copy is done. */
+	OPENSSL_cleanse(t->psk, sizeof(t->psk));
 	tls_ktls_explain(t);
 	return tls_batch(t, err, len);
 }
@@ -250,11 +252,6 @@ int tls_start(struct dnd_tls **out, int fd, const struct dnd_tls_cfg *cfg,
 				   "(--cert, --cert-key, --ca)");
 		return -EINVAL;
 	}
-	if (cfg->psk && (cfg->psk_len < 16 || cfg->psk_len > 1024)) {
-		snprintf(err, len, "a TLS key is 16 to 1024 bytes, not %zu",
-			 cfg->psk_len);
-		return -EINVAL;
-	}
 	t = calloc(1, sizeof(*t));
 	if (!t) {
 		snprintf(err, len, "TLS: %s", strerror(ENOMEM));
@@ -266,14 +263,9 @@ int tls_start(struct dnd_tls **out, int fd, const struct dnd_tls_cfg *cfg,
 	t->have_cert = certs;
 	t->why.ca = cfg->ca;
 	t->why.verify_err = X509_V_OK;
-	r = 0;
-	if (cfg->psk && tls_psk_derive(t, cfg->psk, cfg->psk_len)) {
-		ERR_clear_error();
-		snprintf(err, len, "cannot derive the TLS key (HKDF-SHA256)");
-		r = -EPROTO;
-	}
-	if (!r)
-		r = tls_ctx_setup(t, cfg, certs, err, len);
+	if (cfg->psk)
+		memcpy(t->psk, cfg->psk, sizeof(t->psk));
+	r = tls_ctx_setup(t, cfg, certs, err, len);
 	if (!r) {
 		t->ssl = SSL_new(t->ctx);
 		if (!t->ssl || !SSL_set_fd(t->ssl, fd) ||

@@ -15,11 +15,14 @@
 /* Exporter labels of at most this many bytes; outputs of at most 64. */
 #define DND_TLS_EXPORT_MAX 64
 
+/* The external PSK: HKDF-SHA256 of the key file (tls_psk_derive). */
+#define DND_TLS_PSK_LEN 32
+
 /* What a session authenticates with. Strings are borrowed for tls_open(). */
 struct dnd_tls_cfg {
 	bool server;
-	const uint8_t *psk;	/* a key file's bytes (16..1024), or NULL */
-	size_t psk_len;
+	const uint8_t *psk;	/* DND_TLS_PSK_LEN bytes from tls_psk_derive()
+				 * (a key file's), or NULL */
 	const char *cert;	/* PEM chain, this end's certificate first */
 	const char *cert_key;	/* PEM private key of cert */
 	const char *ca;		/* PEM: the peer must chain to one of these */
@@ -29,9 +32,16 @@ struct dnd_tls_cfg {
 struct dnd_tls;
 
 /*
+ * The external PSK from a key file's n bytes: HKDF-SHA256 under a label of
+ * dnd's own, so that the file's bytes never serve two purposes. Done once
+ * per process, so that the file's bytes can be wiped at once. 0 or -EPROTO.
+ */
+int tls_psk_derive(const uint8_t *key, size_t n,
+		   uint8_t psk[DND_TLS_PSK_LEN]);
+
+/*
  * Runs the TLS 1.3 handshake on fd (connected TCP, blocking or not) until
- * cfg->deadline. PSK only: the key file's HKDF-SHA256 is the external PSK,
- * psk_dhe_ke only. With certificates: mutual TLS, and with a key as well
+ * cfg->deadline. PSK only: cfg->psk is the external PSK, psk_dhe_ke only. With certificates: mutual TLS, and with a key as well
  * each end then proves it holds the key, bound to this session's exporter.
  * fd is non-blocking during the handshake and back in its own mode after;
  * the caller keeps owning it (tls_free() does not close it) and must ignore

@@ -18,7 +18,7 @@
 
 /* ---- the key file as an external PSK ---- */
 
-int tls_psk_derive(struct dnd_tls *t, const uint8_t *key, size_t n)
+int tls_psk_derive(const uint8_t *key, size_t n, uint8_t psk[DND_TLS_PSK_LEN])
 {
 	EVP_KDF *kdf = EVP_KDF_fetch(NULL, "HKDF", NULL);
 	EVP_KDF_CTX *kc = kdf ? EVP_KDF_CTX_new(kdf) : NULL;
@@ -32,10 +32,12 @@ int tls_psk_derive(struct dnd_tls *t, const uint8_t *key, size_t n)
 						  sizeof(TLS_PSK_INFO) - 1),
 		OSSL_PARAM_construct_end(),
 	};
-	int ok = kc && EVP_KDF_derive(kc, t->psk, sizeof(t->psk), p) == 1;
+	int ok = kc && EVP_KDF_derive(kc, psk, DND_TLS_PSK_LEN, p) == 1;
 
 	EVP_KDF_CTX_free(kc);
 	EVP_KDF_free(kdf);
+	if (!ok)
+		ERR_clear_error();
 	return ok ? 0 : -EPROTO;
 }
 

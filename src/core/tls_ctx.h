@@ -17,12 +17,11 @@
 #include "core/tls.h"
 #include "core/tls_err.h"
 
-/* The PSK: HKDF-SHA256 of the key file under a label of our own, so that
- * the file's bytes never serve two purposes. PSK binders are SHA-256 ones,
- * hence the session's TLS_AES_128_GCM_SHA256. */
+/* The PSK's HKDF label (tls_psk_derive) and identity. PSK binders are
+ * SHA-256 ones, hence the session's TLS_AES_128_GCM_SHA256. */
 #define TLS_PSK_INFO	"dnd tls13 external psk v1"
 #define TLS_PSK_ID	"dnd1"
-#define TLS_PSK_LEN	32
+#define TLS_PSK_LEN	DND_TLS_PSK_LEN
 #define TLS_SUITES	"TLS_AES_128_GCM_SHA256:TLS_AES_256_GCM_SHA384:" \
 			"TLS_CHACHA20_POLY1305_SHA256"
 /* With certificates and a key, each end proves the key over the session. */
@@ -47,7 +46,7 @@ struct dnd_tls {
 	int fd;
 	bool have_psk, have_cert;
 	bool gather;		/* the write BIO gathers records: flush them */
-	uint8_t psk[TLS_PSK_LEN];
+	uint8_t psk[TLS_PSK_LEN];	/* wiped once the handshake is done */
 	enum tls_stage stage;
 	uint8_t mine[TLS_PROOF_LEN], want[TLS_PROOF_LEN], got[TLS_PROOF_LEN];
 	size_t got_len;
@@ -61,9 +60,6 @@ enum tls_op {
 	DND_TLS_WRITE,
 	DND_TLS_FLUSH,		/* the records gathered in the write BIO */
 };
-
-/* t->psk from the key file's n bytes (HKDF-SHA256). 0 or -EPROTO. */
-int tls_psk_derive(struct dnd_tls *t, const uint8_t *key, size_t n);
 
 /* t->ctx for cfg: TLS 1.3 only, with the PSK's callbacks, or with
  * certs the peer's verification and this end's chain. 0 or -errno with

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: MIT
 /* Key files for dnd serve: strict loading and exclusive, atomic creation. */
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,9 +19,28 @@ void key_wipe(struct dnd_key *k)
 	sodium_memzero(k, sizeof(*k));
 }
 
-/* Refuses a key file that is not regular or that others may read. */
+/* A user as "name (uid N)", or "uid N" when it has no name; name (when
+ * not NULL) gets what chown takes: the name, or the number. */
+static void key_user(uid_t uid, char *out, size_t len, char *name,
+		     size_t nlen)
+{
+	struct passwd pw, *res = NULL;
+	char buf[1024];
+	bool named = !getpwuid_r(uid, &pw, buf, sizeof(buf), &res) && res;
+
+	if (named)
+		snprintf(out, len, "%s (uid %u)", pw.pw_name, (unsigned int)uid);
+	else
+		snprintf(out, len, "uid %u", (unsigned int)uid);
+	if (name)
+		snprintf(name, nlen, "%s", named ? pw.pw_name : out + 4);
+}
+
+/* Refuses a key file that is not regular, that another user owns, or that
+ * others may read. */
 static int key_check_stat(int fd, const char *path, char *why, size_t len)
 {
+	char owner[300], me[300], name[256];
 	struct stat st;
 
 	if (fstat(fd, &st) == -1) {
@@ -30,6 +51,14 @@ static int key_check_stat(int fd, const char *path, char *why, size_t len)
 	if (!S_ISREG(st.st_mode)) {
 		snprintf(why, len, "key file %s is not a regular file", path);
 		return -EINVAL;
+	}
+	if (st.st_uid != geteuid()) {
+		key_user(st.st_uid, owner, sizeof(owner), NULL, 0);
+		key_user(geteuid(), me, sizeof(me), name, sizeof(name));
+		snprintf(why, len, "key file %s is owned by %s, not by %s who "
+			 "runs dnd; run chown %s %s", path, owner, me, name,
+			 path);
+		return -EPERM;
 	}
 	if (st.st_mode & 077) {
 		snprintf(why, len, "key file %s has mode %04o: group or others "
@@ -214,12 +243,42 @@ bool key_files_given(const struct dnd_keyfiles *f)
 	return f->key || f->cert || f->cert_key || f->ca;
 }
 
-int key_tls_cfg(const struct dnd_keyfiles *f, struct dnd_key *k,
+/* The key file into memory of its own, wiped but for the derived PSK. */
+static int key_psk(const char *path, struct dnd_key **out, char *why,
+		   size_t len)
+{
+	struct dnd_key *k;
+	int r;
+
+	*out = NULL;
+	if (sodium_init() < 0 || !(k = sodium_malloc(sizeof(*k)))) {
+		snprintf(why, len, "no memory for the key");
+		return -ENOMEM;
+	}
+	r = key_load(path, k, why, len);
+	if (!r && tls_psk_derive(k->bytes, k->len, k->psk)) {
+		snprintf(why, len, "cannot derive the TLS key from %s "
+			 "(HKDF-SHA256 in OpenSSL)", path);
+		r = -EPROTO;
+	}
+	sodium_memzero(k->bytes, sizeof(k->bytes));
+	k->len = 0;
+	if (r) {
+		key_free(k);
+		return r;
+	}
+	sodium_mprotect_readonly(k);
+	*out = k;
+	return 0;
+}
+
+int key_tls_cfg(const struct dnd_keyfiles *f, struct dnd_key **k,
 		struct dnd_tls_cfg *cfg, char *why, size_t len)
 {
 	int n = !!f->cert + !!f->cert_key + !!f->ca, r;
 
 	memset(cfg, 0, sizeof(*cfg));
+	*k = NULL;
 	if (n && n < 3) {
 		snprintf(why, len, "certificates need --cert FILE, --cert-key "
 			 "FILE and --ca FILE together; %s is missing",
@@ -227,15 +286,24 @@ int key_tls_cfg(const struct dnd_keyfiles *f, struct dnd_key *k,
 			 "--ca");
 		return -EINVAL;
 	}
+	/* Before any secret is read: a core dump or a debugger of the same
+	 * user would see it. */
+	if (key_files_given(f))
+		prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
 	if (f->key) {
-		r = key_load(f->key, k, why, len);
+		r = key_psk(f->key, k, why, len);
 		if (r)
 			return r;
-		cfg->psk = k->bytes;
-		cfg->psk_len = k->len;
+		cfg->psk = (*k)->psk;
 	}
 	cfg->cert = f->cert;
 	cfg->cert_key = f->cert_key;
 	cfg->ca = f->ca;
 	return 0;
+}
+
+void key_free(struct dnd_key *k)
+{
+	if (k)
+		sodium_free(k);	/* zeroes it first */
 }

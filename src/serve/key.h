@@ -17,16 +17,19 @@
 #define DND_KEY_MAX	1024	/* a longer key file is refused */
 #define DND_KEY_NEW_LEN	32	/* random bytes in a --new-key file, as hex */
 
-/* The secret: the file's bytes as they are, one trailing newline dropped. */
+/* The secret: the file's bytes as they are, one trailing newline dropped;
+ * key_tls_cfg() keeps only the PSK derived from them. */
 struct dnd_key {
 	size_t len;
 	uint8_t bytes[DND_KEY_MAX];
+	uint8_t psk[DND_TLS_PSK_LEN];
 };
 
 /*
- * Loads the key at path into k. Returns 0; -EPERM when group or others may
- * read the file (mode & 077: why names the file, its mode and the fix
- * "chmod 600 FILE"); -EINVAL when it is not a regular file, or its secret is
+ * Loads the key at path into k. Returns 0; -EPERM when another user than
+ * the one dnd runs as owns the file (why names both and the fix "chown USER
+ * FILE"), or group or others may read it (mode & 077: why names the file,
+ * its mode and the fix "chmod 600 FILE"); -EINVAL when it is not a regular file, or its secret is
  * shorter than DND_KEY_MIN or longer than DND_KEY_MAX bytes; or -errno from
  * open/read. Never blocks on a FIFO. k is wiped on failure.
  */
@@ -54,12 +57,20 @@ struct dnd_keyfiles {
 bool key_files_given(const struct dnd_keyfiles *f);
 
 /*
- * Loads f->key into k (key_load) and fills cfg for tls_open() with it and
- * the certificate files (read by tls_open()). Returns 0; -EINVAL when
- * --cert, --cert-key and --ca are not all given together; or key_load's
- * error. why says which.
+ * Fills cfg for tls_open() from f: the PSK of f->key and the certificate
+ * files (read by tls_open()). With any of them this process holds a secret
+ * from now on, and is made undumpable (no core dump, no ptrace by its
+ * user). The key file is read (key_load) into *k, memory of its own that
+ * is locked and left out of core dumps (sodium_malloc), its bytes wiped
+ * once the PSK is derived, and the page made read-only; NULL without
+ * --key. Returns 0; -EINVAL when --cert, --cert-key and --ca are not all
+ * given together; -ENOMEM; or key_load's error. why says which; *k is NULL
+ * on failure. Free *k with key_free().
  */
-int key_tls_cfg(const struct dnd_keyfiles *f, struct dnd_key *k,
+int key_tls_cfg(const struct dnd_keyfiles *f, struct dnd_key **k,
 		struct dnd_tls_cfg *cfg, char *why, size_t len);
+
+/* Wipes and frees key_tls_cfg()'s key; NULL is fine. */
+void key_free(struct dnd_key *k);
 
 #endif

@@ -686,9 +686,10 @@ int serve_run(const struct serve_opts *o)
 		confine_close(&sv.ctx.dir);
 		return 2;
 	}
-	if (serve_log_open(&sv.log, o->log, o->json, o->log_burst, why, sizeof(why))) {
+	if (serve_log_open(&sv.log, o->log, o->json, o->log_burst, why,
+			   sizeof(why))) {
 		log_err("%s", why);
-		key_wipe(&sv.ctx.key);
+		key_free(sv.ctx.key);
 		confine_close(&sv.ctx.dir);
 		return 2;
 	}
@@ -705,7 +706,7 @@ int serve_run(const struct serve_opts *o)
 	free(sv.srcs);
 	free(sv.pfd);
 	free(sv.kids);
-	key_wipe(&sv.ctx.key);
+	key_free(sv.ctx.key);
 	confine_close(&sv.ctx.dir);
 	serve_log_tick(&sv.log, stats_now(), true);
 	if (!code)

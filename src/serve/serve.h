@@ -74,7 +74,7 @@ int serve_run(const struct serve_opts *o);
 struct serve_ctx {
 	const struct serve_opts *o;
 	struct dnd_confine dir;
-	struct dnd_key key;		/* when o->keys.key */
+	struct dnd_key *key;		/* when o->keys.key */
 	struct dnd_tls_cfg tls;		/* the key and certificates */
 	bool keyed;			/* TLS on every connection */
 	pid_t *slots;			/* shared: o->max_sessions pids */

@@ -15,8 +15,9 @@
 #include "core/wire.h"
 #include "serve/handshake.h"
 
-static const uint8_t psk[] = "fuzzing key 0123456789";
-static const struct dnd_tls_cfg tls = { .psk = psk, .psk_len = 22 };
+static const uint8_t psk[DND_TLS_PSK_LEN] =
+	"fuzzing key 0123456789abcdefghi";
+static const struct dnd_tls_cfg tls = { .psk = psk };
 
 /* A heap copy of exactly n bytes (zero-padded), so ASan sees overreads. */
 static uint8_t *exact(const uint8_t *d, size_t size, size_t n)

@@ -29,8 +29,8 @@
 
 static const uint8_t psk1[] = "test key number one, 32 bytes..";
 static const uint8_t psk2[] = "test key number two, 32 bytes..";
-static struct dnd_tls_cfg tls1 = { .psk = psk1, .psk_len = 31 };
-static struct dnd_tls_cfg tls2 = { .psk = psk2, .psk_len = 31 };
+static struct dnd_tls_cfg tls1 = { .psk = psk1 };
+static struct dnd_tls_cfg tls2 = { .psk = psk2 };
 
 /* One end of a handshake, run by run_pair(). */
 struct end {

@@ -1,10 +1,13 @@
 // SPDX-License-Identifier: MIT
-/* dnd serve's key files: modes refused, lengths bounded, one newline
- * dropped, and --new-key's exclusive, atomic 0600 output. */
+/* dnd serve's key files: modes and other owners refused, lengths
+ * bounded, one newline dropped, --new-key's exclusive, atomic 0600
+ * output, and what key_tls_cfg keeps of a key and where. */
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -69,6 +72,80 @@ static void test_key_load(const char *dir)
 	unlink(p);
 }
 
+/* Another user's key file is refused, naming both users and the fix;
+ * only root can give a file away. */
+static void test_key_owner(const char *dir)
+{
+	char p[256], want[1200], why[1200];
+	struct dnd_key k;
+
+	if (geteuid() != 0) {
+		printf("# not root: the owner check is not tried\n");
+		return;
+	}
+	snprintf(p, sizeof(p), "%s/kother", dir);
+	write_file(p, "0123456789abcdefXYZ\n", 20, 0600);
+	CHECK(chown(p, 65534, 65534) == 0, "chown to uid 65534");
+	snprintf(want, sizeof(want), "key file %s is owned by ", p);
+	CHECK(key_load(p, &k, why, sizeof(why)) == -EPERM &&
+	      !strncmp(why, want, strlen(want)) &&
+	      strstr(why, "(uid 65534), not by root (uid 0) who runs dnd; "
+			  "run chown root ") && strstr(why, p + 1),
+	      "another user's key file refused: %s", why);
+}
+
+/* The VmFlags of the mapping holding addr, from /proc/self/smaps. */
+static void vm_flags(const void *addr, char *out, size_t len)
+{
+	FILE *f = fopen("/proc/self/smaps", "re");
+	unsigned long lo, hi, a = (unsigned long)addr;
+	char line[512];
+	bool in = false;
+
+	out[0] = '\0';
+	while (f && fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2 &&
+		    strchr(line, '-') < strchr(line, ' '))
+			in = a >= lo && a < hi;
+		else if (in && !strncmp(line, "VmFlags:", 8))
+			snprintf(out, len, "%s", line + 8);
+	}
+	if (f)
+		fclose(f);
+}
+
+/* key_tls_cfg keeps the derived PSK alone, in memory left out of core
+ * dumps, and makes the process undumpable. */
+static void test_key_tls_cfg(const char *dir)
+{
+	static const uint8_t zero[DND_KEY_MAX];
+	char p[256], why[1200], flags[512];
+	struct dnd_keyfiles f = { .key = p };
+	uint8_t want[DND_TLS_PSK_LEN];
+	struct dnd_tls_cfg cfg;
+	struct dnd_key *k;
+
+	snprintf(p, sizeof(p), "%s/kcfg", dir);
+	write_file(p, "0123456789abcdefXYZ\n", 20, 0600);
+	CHECK(prctl(PR_GET_DUMPABLE) == 1, "dumpable before a key is read");
+	CHECK(key_tls_cfg(&f, &k, &cfg, why, sizeof(why)) == 0 && k,
+	      "key_tls_cfg: %s", why);
+	CHECK(tls_psk_derive((const uint8_t *)"0123456789abcdefXYZ", 19,
+			     want) == 0 && cfg.psk == k->psk &&
+	      !memcmp(k->psk, want, sizeof(want)),
+	      "cfg.psk is the HKDF of the key file's bytes");
+	CHECK(k->len == 0 && !memcmp(k->bytes, zero, sizeof(zero)),
+	      "the key file's bytes are wiped");
+	CHECK(prctl(PR_GET_DUMPABLE) == 0, "undumpable once a key is read");
+	vm_flags(k, flags, sizeof(flags));
+	CHECK(strstr(flags, " dd"), "the key's page is left out of core dumps "
+	      "(VmFlags:%s)", flags);
+	key_free(k);
+	f.key = NULL;
+	CHECK(key_tls_cfg(&f, &k, &cfg, why, sizeof(why)) == 0 && !k &&
+	      !cfg.psk, "no --key: no key, no PSK");
+}
+
 static void test_key_new(const char *dir)
 {
 	char p[400], buf[300], buf2[128], why[1024];
@@ -116,7 +193,9 @@ int main(void)
 	if (!mkdtemp(dir))
 		return DND_T_FAIL;
 	test_key_load(dir);
+	test_key_owner(dir);
 	test_key_new(dir);
+	test_key_tls_cfg(dir);
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
 	if (system(cmd))
 		printf("# could not remove %s\n", dir);

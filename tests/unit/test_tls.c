@@ -230,7 +230,6 @@ struct pair {
 static void psk(struct dnd_tls_cfg *c, const uint8_t *k)
 {
 	c->psk = k;
-	c->psk_len = 32;
 }
 
 /* Connects cfd to the server end's thread and runs the client handshake.
@@ -289,8 +288,7 @@ static void test_psk(void)
 		return;
 	}
 	psk(&p.srv.cfg, key_a);
-	session(&p, p.fd[0], &(struct dnd_tls_cfg){ .psk = key_a,
-						    .psk_len = 32 });
+	session(&p, p.fd[0], &(struct dnd_tls_cfg){ .psk = key_a });
 	CHECK(p.rc == 0, "PSK handshake: %d %s", p.rc, p.err);
 	if (p.rc) {
 		pair_join(&p);
