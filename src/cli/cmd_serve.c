@@ -78,6 +78,11 @@ static const struct opt_def serve_defs[] = {
 	{ .name = "replace", .type = DND_OPT_FLAG, .group = "Limits",
 	  .help = "a push may replace an existing file (atomically, once "
 	  "verified; on failure the old file stays)", OPT_AT(C, o.replace) },
+	{ .name = "methods", .type = DND_OPT_LIST, .elem = DND_OPT_METHOD,
+	  .group = "Limits", .def = "all", .help = "the only methods a client "
+	  "may have the server use for its end (--peer-method), a comma list; "
+	  "another is refused with this list", OPT_ARRAY(C, o.methods,
+	  o.nmethods) },
 	{ .name = "grace", .type = DND_OPT_SECONDS, .group = "Limits",
 	  .help = "after SIGTERM or SIGINT, running sessions get SEC to finish "
 	  "before they are cut", OPT_AT(C, o.grace) },

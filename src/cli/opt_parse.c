@@ -154,8 +154,9 @@ static int opt_method(const struct opt_state *st, const struct opt_def *d,
 		return 0;
 	opt_method_names(need, names, sizeof(names));
 	if (in_list)
-		log_err("%s: '%s' is not a %s method; choose from %s", opt, arg,
-			need == DND_ROLE_SEND ? "send" : "receive", names);
+		log_err("%s: '%s' is not a %smethod; choose from %s", opt, arg,
+			need == DND_ROLE_SEND ? "send " :
+			need == DND_ROLE_RECV ? "receive " : "", names);
 	else if (need == DND_ROLE_SEND || need == DND_ROLE_RECV)
 		log_err("unknown method '%s'; %s methods: %s", arg,
 			need == DND_ROLE_SEND ? "send" : "receive", names);

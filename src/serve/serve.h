@@ -25,6 +25,9 @@
 					 * at once; the oldest of the
 					 * heaviest address is killed to
 					 * make room */
+#define SERVE_METHODS_MAX	16	/* names in --methods */
+
+struct dnd_method;
 
 struct serve_opts {
 	const char *dir;
@@ -40,6 +43,9 @@ struct serve_opts {
 	uint64_t max_buffer;	/* a session's -b at most (budget.h) */
 	uint64_t max_memory;	/* all sessions' buffers at most */
 	bool replace;
+	/* --methods: the only ones a client may ask of the server's end */
+	const struct dnd_method *methods[SERVE_METHODS_MAX];
+	unsigned int nmethods;	/* 0: any */
 	bool json;
 	const char *log;	/* --log FILE; NULL: stderr (stdout with json) */
 	unsigned int log_burst;	/* --log-burst: failure lines a source a

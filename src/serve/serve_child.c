@@ -143,7 +143,29 @@ static int child_refuse(struct child *k, uint16_t status, const char *reason)
 	return 1;
 }
 
-/* The method exists, goes this way and works on this kernel. 0 or 1. */
+/* --methods allows m (or says nothing); else why lists what it allows. */
+static bool child_method_allowed(const struct serve_opts *o,
+				 const struct dnd_method *m, char *why,
+				 size_t len)
+{
+	unsigned int i;
+	size_t n;
+
+	for (i = 0; i < o->nmethods; i++)
+		if (o->methods[i] == m)
+			return true;
+	if (!o->nmethods)
+		return true;
+	n = (size_t)snprintf(why, len, "--peer-method %s is not allowed by "
+			     "this server; it allows ", m->name);
+	for (i = 0; i < o->nmethods && n < len; i++)
+		n += (size_t)snprintf(why + n, len - n, "%s%s", i ? ", " : "",
+				      o->methods[i]->name);
+	return false;
+}
+
+/* The method exists, goes this way, is allowed and works on this kernel.
+ * 0 or 1. */
 static int child_method(struct child *k)
 {
 	bool pull = k->p.op == SERVE_PULL;
@@ -168,6 +190,8 @@ static int child_method(struct child *k)
 			 k->m->name, pull ? "send" : "receive");
 		return child_refuse(k, SERVE_ST_REFUSED, reason);
 	}
+	if (!child_method_allowed(k->c->o, k->m, reason, sizeof(reason)))
+		return child_refuse(k, SERVE_ST_REFUSED, reason);
 	if (k->c->keyed && method_keyed(k->m, "--peer-method", reason,
 					sizeof(reason)))
 		return child_refuse(k, SERVE_ST_REFUSED, reason);
