@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pwd.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,8 +37,23 @@ static void key_user(uid_t uid, char *out, size_t len, char *name,
 		snprintf(name, nlen, "%s", named ? pw.pw_name : out + 4);
 }
 
+/*
+ * A systemd credential (LoadCredential=): a file right in the directory
+ * $CREDENTIALS_DIRECTORY names, which systemd mounts read-only for this
+ * service alone; the file is root's, and an ACL lets the service's user
+ * read it, so neither the owner nor the mode check can apply.
+ */
+static bool key_credential(const char *path)
+{
+	const char *dir = getenv("CREDENTIALS_DIRECTORY");
+	size_t n = dir ? strlen(dir) : 0;
+
+	return n > 1 && dir[0] == '/' && !strncmp(path, dir, n) &&
+	       path[n] == '/' && path[n + 1] && !strchr(path + n + 1, '/');
+}
+
 /* Refuses a key file that is not regular, that another user owns, or that
- * others may read. */
+ * others may read (but for a systemd credential). */
 static int key_check_stat(int fd, const char *path, char *why, size_t len)
 {
 	char owner[300], me[300], name[256];
@@ -52,6 +68,8 @@ static int key_check_stat(int fd, const char *path, char *why, size_t len)
 		snprintf(why, len, "key file %s is not a regular file", path);
 		return -EINVAL;
 	}
+	if (key_credential(path))
+		return 0;
 	if (st.st_uid != geteuid()) {
 		key_user(st.st_uid, owner, sizeof(owner), NULL, 0);
 		key_user(geteuid(), me, sizeof(me), name, sizeof(name));

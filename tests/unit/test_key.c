@@ -92,6 +92,15 @@ static void test_key_owner(const char *dir)
 	      strstr(why, "(uid 65534), not by root (uid 0) who runs dnd; "
 			  "run chown root ") && strstr(why, p + 1),
 	      "another user's key file refused: %s", why);
+	/* systemd's LoadCredential= copy: root's, 0440 with an ACL. */
+	chmod(p, 0440);
+	setenv("CREDENTIALS_DIRECTORY", dir, 1);
+	CHECK(key_load(p, &k, why, sizeof(why)) == 0 && k.len == 19,
+	      "a file right in $CREDENTIALS_DIRECTORY is systemd's: %s", why);
+	setenv("CREDENTIALS_DIRECTORY", "/tmp", 1);
+	CHECK(key_load(p, &k, why, sizeof(why)) == -EPERM,
+	      "...not one beneath it: %s", why);
+	unsetenv("CREDENTIALS_DIRECTORY");
 }
 
 /* The VmFlags of the mapping holding addr, from /proc/self/smaps. */
