@@ -80,7 +80,7 @@ static const struct opt_def serve_defs[] = {
 	  "verified; on failure the old file stays)", OPT_AT(C, o.replace) },
 	{ .name = "methods", .type = DND_OPT_LIST, .elem = DND_OPT_METHOD,
 	  .group = "Limits", .def = "all", .help = "the only methods a client "
-	  "may have the server use for its end (--peer-method), a comma list; "
+	  "may have the server use for its end, a comma list; "
 	  "another is refused with this list", OPT_ARRAY(C, o.methods,
 	  o.nmethods) },
 	{ .name = "grace", .type = DND_OPT_SECONDS, .group = "Limits",

@@ -9,8 +9,8 @@
 
 const struct opt_def opt_keys[] = {
 	{ .name = "key", .type = DND_OPT_STRING, .metavar = "FILE",
-	  .group = "Keys (TLS 1.3)", .help = "a key file (mode 0600, yours; at "
-	  "least 16 bytes; dnd serve --new-key makes one) both ends hold: the "
+	  .group = "Keys (TLS 1.3)", .help = "a key file (mode 0600; at least "
+	  "16 bytes; dnd serve --new-key makes one) both ends hold: the "
 	  "connection is TLS 1.3 with it as the pre-shared key, so no one "
 	  "on the path can read or change a byte", OPT_AT(K, key) },
 	{ .name = "cert", .type = DND_OPT_STRING, .metavar = "FILE",
