@@ -35,6 +35,8 @@ static int tls_call(struct dnd_tls *t, enum tls_op op, void *buf, size_t n,
 	errno = 0;
 	if (op == DND_TLS_READ)
 		return SSL_read_ex(t->ssl, buf, n, done);
+	if (op == DND_TLS_PEEK)
+		return SSL_peek_ex(t->ssl, buf, n, done);
 	if (op == DND_TLS_WRITE)
 		return SSL_write_ex(t->ssl, buf, n, done);
 	if (op == DND_TLS_FLUSH)
@@ -368,7 +370,8 @@ ssize_t tls_read(struct dnd_tls *t, void *buf, size_t n, char *err,
  * end's certificate (TLS 1.3 says so after the handshake ended here) or a
  * record of ours that was changed on the way, and closed on our unread
  * bytes. Its alert is still queued before the reset: read it, and report
- * it instead of the reset when it says so.
+ * it instead of the reset when it says so. Only peeked: a record of data
+ * there (a dnd serve reply with its reason) stays for the caller's read.
  */
 static ssize_t tls_write_reset(struct dnd_tls *t, ssize_t r, char *err,
 			       size_t len)
@@ -380,7 +383,7 @@ static ssize_t tls_write_reset(struct dnd_tls *t, ssize_t r, char *err,
 
 	if (fl == -1 || fcntl(t->fd, F_SETFL, fl | O_NONBLOCK) == -1)
 		return r;
-	a = tls_io(t, DND_TLS_READ, &b, 1, why, sizeof(why));
+	a = tls_io(t, DND_TLS_PEEK, &b, 1, why, sizeof(why));
 	fcntl(t->fd, F_SETFL, fl);
 	if (a != -EACCES && a != -EBADMSG)
 		return r;

@@ -57,6 +57,7 @@ struct dnd_tls {
 enum tls_op {
 	DND_TLS_HANDSHAKE = 0,
 	DND_TLS_READ,
+	DND_TLS_PEEK,		/* a read that leaves the bytes to the next */
 	DND_TLS_WRITE,
 	DND_TLS_FLUSH,		/* the records gathered in the write BIO */
 };

@@ -47,3 +47,22 @@ kill "$BPID"
 wait "$BPID"
 no_leftovers "$T/full"
 ok "serve push on a full disk: the client prints the server's reason"
+
+# Keyed, the reason travels in a TLS record: the server must not reset the
+# connection under it (closing on the client's unread payload), at -P 1 and
+# over several streams.
+(umask 077; "$DND" serve --new-key "$T/key" 2>/dev/null) || fail "--new-key"
+next_port
+bg "$T/kserve.log" "$DND" serve --dir "$T" -p "$PORT" --key "$T/key"
+_cleanup_hooks=("kill $BPID 2>/dev/null && wait $BPID" "${_cleanup_hooks[@]}")
+wait_listen "$PORT"
+for p in 1 4; do
+	expect_exit 1 timeout 20 "$DND" send -c 127.0.0.1 -p "$PORT" --key "$T/key" \
+		-P "$p" --to full/dst "$T/src"
+	grep -qxE "dnd: the receiver failed: disk full writing full/dst after [0-9]+ bytes \(No space left on device\)" <<<"$OUT" ||
+		fail "keyed serve push -P $p on a full disk: $OUT"
+	no_leftovers "$T/full"
+done
+kill "$BPID"
+wait "$BPID"
+ok "keyed serve push on a full disk, -P 1 and 4: the client prints the server's reason"
