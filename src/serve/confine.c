@@ -284,13 +284,13 @@ out:
 	return err;
 }
 
-int confine_space(const struct dnd_confine *c, uint64_t need,
+int confine_space(int dirfd, const char *where, uint64_t need,
 		  uint64_t *avail, char *why, size_t len)
 {
 	struct statvfs sv;
 
-	if (fstatvfs(c->dirfd, &sv) == -1) {
-		snprintf(why, len, "fstatvfs on the served directory: %s",
+	if (fstatvfs(dirfd, &sv) == -1) {
+		snprintf(why, len, "fstatvfs on %s: %s", where,
 			 strerror(errno));
 		return -errno;
 	}
@@ -298,9 +298,8 @@ int confine_space(const struct dnd_confine *c, uint64_t need,
 	if (need <= *avail)
 		return 0;
 	snprintf(why, len, "the declared length of %llu bytes (%.1f MiB) does "
-		 "not fit: the served directory's filesystem has %llu bytes "
-		 "(%.1f MiB) free", (unsigned long long)need,
-		 (double)need / (1 << 20),
+		 "not fit: the filesystem of %s has %llu bytes (%.1f MiB) free",
+		 (unsigned long long)need, (double)need / (1 << 20), where,
 		 (unsigned long long)*avail, (double)*avail / (1 << 20));
 	return -ENOSPC;
 }

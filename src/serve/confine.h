@@ -73,11 +73,13 @@ int confine_open_read(const struct dnd_confine *c, const char *name,
 		      size_t len, int *fd, char *why, size_t whylen);
 
 /*
- * The free space on DIR's filesystem (fstatvfs: blocks available to this
- * user). Sets *avail; returns 0 when need bytes fit, -ENOSPC with why
- * naming both figures when they do not, or -errno.
+ * The free space on the filesystem of dirfd, the directory a file lands in
+ * (fstatvfs: blocks available to this user; another filesystem may be
+ * mounted under DIR), named where in messages. Sets *avail; returns 0 when
+ * need bytes fit, -ENOSPC with why naming both figures when they do not,
+ * or -errno.
  */
-int confine_space(const struct dnd_confine *c, uint64_t need,
+int confine_space(int dirfd, const char *where, uint64_t need,
 		  uint64_t *avail, char *why, size_t len);
 
 #endif

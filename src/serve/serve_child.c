@@ -213,8 +213,9 @@ static int child_push(struct child *k)
 {
 	const struct serve_opts *o = k->c->o;
 	struct dnd_confined t;
+	const char *slash = memrchr(k->p.name, '/', k->p.name_len);
 	uint64_t avail;
-	char why[320], name[204];
+	char why[320], name[204], where[sizeof(name) + 32];
 
 	if (confine_resolve(&k->c->dir, k->p.name, k->p.name_len, &t, why,
 			    sizeof(why)))
@@ -240,7 +241,17 @@ static int child_push(struct child *k)
 			 (unsigned long long)o->max_bytes);
 		return child_refuse(k, SERVE_ST_REFUSED, why);
 	}
-	if (confine_space(&k->c->dir, k->p.length, &avail, why, sizeof(why)))
+	/* The space where it lands: a smaller filesystem may be mounted
+	 * under DIR. */
+	snprintf(where, sizeof(where), "the served directory");
+	if (slash) {
+		esc_text(name, sizeof(name), k->p.name, slash - k->p.name,
+			 ESC_PEER);
+		snprintf(where, sizeof(where), "'%s' in the served directory",
+			 name);
+	}
+	if (confine_space(t.dirfd, where, k->p.length, &avail, why,
+			  sizeof(why)))
 		return child_refuse(k, SERVE_ST_REFUSED, why);
 	snprintf(k->path, sizeof(k->path), "/proc/self/fd/%d/%s", k->dfd,
 		 k->base);

@@ -30,7 +30,8 @@ int serve_scratch_fill(const struct dnd_confine *c, uint64_t len, int *fd,
 	int r;
 
 	*fd = -1;
-	r = confine_space(c, len, &avail, why, whylen);
+	r = confine_space(c->dirfd, "the served directory", len, &avail, why,
+			  whylen);
 	if (r)
 		return r;
 	*fd = openat(c->dirfd, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);

@@ -48,21 +48,49 @@ wait "$BPID"
 no_leftovers "$T/full"
 ok "serve push on a full disk: the client prints the server's reason"
 
-# Keyed, the reason travels in a TLS record: the server must not reset the
-# connection under it (closing on the client's unread payload), at -P 1 and
-# over several streams.
+# Keyed, the reason travels in a TLS record that arrives as the server
+# resets the connection (it closes on the client's unread payload): the
+# client must still read it, at -P 1 and over several streams.
 (umask 077; "$DND" serve --new-key "$T/key" 2>/dev/null) || fail "--new-key"
 next_port
 bg "$T/kserve.log" "$DND" serve --dir "$T" -p "$PORT" --key "$T/key"
-_cleanup_hooks=("kill $BPID 2>/dev/null && wait $BPID" "${_cleanup_hooks[@]}")
+KPID=$BPID
+_cleanup_hooks=("kill $KPID 2>/dev/null && wait $KPID" "${_cleanup_hooks[@]}")
 wait_listen "$PORT"
-for p in 1 4; do
-	expect_exit 1 timeout 20 "$DND" send -c 127.0.0.1 -p "$PORT" --key "$T/key" \
-		-P "$p" --to full/dst "$T/src"
-	grep -qxE "dnd: the receiver failed: disk full writing full/dst after [0-9]+ bytes \(No space left on device\)" <<<"$OUT" ||
-		fail "keyed serve push -P $p on a full disk: $OUT"
-	no_leftovers "$T/full"
-done
-kill "$BPID"
-wait "$BPID"
+# Of unknown length, so no check up front stops it.
+expect_exit 1 sh -c 'cat "$1" | timeout 20 "$2" send -c 127.0.0.1 -p "$3" --key "$4" --to full/dst -' \
+	sh "$T/src" "$DND" "$PORT" "$T/key"
+grep -qxE "dnd: the receiver failed: disk full writing full/dst after [0-9]+ bytes \(No space left on device\)" <<<"$OUT" ||
+	fail "keyed serve push on a full disk: $OUT"
+no_leftovers "$T/full"
+# Over 4 streams a file's length is declared and checked up front: it
+# fits, and the disk fills while the server's session is frozen (once its
+# file is there, whatever it wrote by then).
+mkdir "$T/big"
+mount -t tmpfs -o size=600m dndtest "$T/big" || fail "cannot mount a second tmpfs"
+_cleanup_hooks+=("umount '$T/big'")
+truncate -s 512M "$T/big.src"
+timeout 60 "$DND" send -c 127.0.0.1 -p "$PORT" --key "$T/key" -P 4 --to big/dst \
+	"$T/big.src" >"$T/k4.log" 2>&1 &
+SPID=$!
+wait_size "$T/big/.dst.dnd-*" 0
+KIDS=$(pgrep -P "$KPID") || fail "no session child of the server"
+kill -STOP $KIDS
+head -c $((600 << 20)) /dev/zero >"$T/big/filler" 2>/dev/null
+kill -CONT $KIDS
+wait "$SPID"
+[ $? = 1 ] || fail "keyed -P 4 on a full disk: exit not 1: $(cat "$T/k4.log")"
+grep -qxE "dnd: the receiver failed: disk full writing big/dst after [0-9]+ bytes \(No space left on device\)" "$T/k4.log" ||
+	fail "keyed serve push -P 4 on a full disk: $(cat "$T/k4.log")"
+rm "$T/big/filler"
+no_leftovers "$T/big"
+# A declared length is checked against the filesystem it lands in, not
+# DIR's: refused up front, before a byte moves.
+expect_exit 1 timeout 20 "$DND" send -c 127.0.0.1 -p "$PORT" --key "$T/key" --to full/dst "$T/src"
+grep -qxF "dnd: server refused: the declared length of 8388608 bytes (8.0 MiB) does not fit: the filesystem of $T/full has 2097152 bytes (2.0 MiB) free" <<<"$OUT" ||
+	fail "a push larger than the filesystem under DIR: $OUT"
+no_leftovers "$T/full"
+kill "$KPID"
+wait "$KPID"
 ok "keyed serve push on a full disk, -P 1 and 4: the client prints the server's reason"
+ok "a push larger than a filesystem mounted under DIR is refused up front"
