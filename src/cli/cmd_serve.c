@@ -107,7 +107,7 @@ static const struct opt_def serve_defs[] = {
 	  "per source address in 10 s; one line then counts the rest "
 	  "(0: a line for each)", OPT_AT(C, o.log_burst) },
 	{ .name = "metrics", .type = DND_OPT_HOSTPORT,
-	  .flags = DND_OPT_F_ANYHOST, .group = "Output",
+	  .flags = DND_OPT_F_ANYHOST | DND_OPT_F_ZERO_OK, .group = "Output",
 	  .metavar = "[ADDR:]PORT", .help = "serve Prometheus counters at "
 	  "http://ADDR:PORT/metrics (ADDR default 127.0.0.1; port 0: any)",
 	  OPT_AT(C, o.metrics) },

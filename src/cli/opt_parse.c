@@ -270,7 +270,8 @@ static int opt_value(const struct opt_state *st, int g, const char *opt,
 		*(const char **)p = arg;
 		return 0;
 	case DND_OPT_HOSTPORT:
-		opt_hostport_arg(opt, arg, d->flags & DND_OPT_F_ANYHOST, a->host,
+		opt_hostport_arg(opt, arg, d->flags & DND_OPT_F_ANYHOST,
+				 d->flags & DND_OPT_F_ZERO_OK, a->host,
 				 sizeof(a->host), &a->port, &bad);
 		return bad;
 	case DND_OPT_WORD:

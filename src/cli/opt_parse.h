@@ -39,7 +39,8 @@ enum opt_type {
 
 /* .flags */
 #define DND_OPT_F_NEG		(1u << 0)	/* FLAG stores false */
-#define DND_OPT_F_ZERO_OK	(1u << 1)	/* 0 is allowed below .min */
+#define DND_OPT_F_ZERO_OK	(1u << 1)	/* 0 is allowed below .min;
+						   HOSTPORT: port 0 (any) */
 #define DND_OPT_F_OPTARG	(1u << 2)	/* --opt[=VALUE]; bare: .implied */
 #define DND_OPT_F_ANYHOST	(1u << 3)	/* HOSTPORT: HOST may be left out */
 #define DND_OPT_F_POSITIVE	(1u << 4)	/* SECONDS: above 0 */

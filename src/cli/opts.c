@@ -150,11 +150,12 @@ void opt_seconds_arg(const char *opt, const char *arg, double *out, int *bad)
 }
 
 void opt_hostport_arg(const char *opt, const char *arg, bool optional,
-		      char *host, size_t hlen, uint16_t *port, int *bad)
+		      bool any_port, char *host, size_t hlen, uint16_t *port,
+		      int *bad)
 {
 	char err[320];
 
-	if (net_split_hostport(arg, optional, host, hlen, port, err,
+	if (net_split_hostport(arg, optional, any_port, host, hlen, port, err,
 			       sizeof(err))) {
 		log_err("%s %s", opt, err);
 		(*bad)++;

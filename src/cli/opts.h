@@ -30,9 +30,11 @@ int opt_parse_seconds(const char *s, double *out);
 void opt_num_arg(const char *opt, const char *arg, bool size, uint64_t min,
 		 uint64_t max, uint64_t *out, int *bad);
 void opt_seconds_arg(const char *opt, const char *arg, double *out, int *bad);
-/* [HOST:]PORT or [V6]:PORT (HOST may be left out when optional). */
+/* [HOST:]PORT or [V6]:PORT (HOST may be left out when optional; PORT 0,
+ * any free one, only when any_port). */
 void opt_hostport_arg(const char *opt, const char *arg, bool optional,
-		      char *host, size_t hlen, uint16_t *port, int *bad);
+		      bool any_port, char *host, size_t hlen, uint16_t *port,
+		      int *bad);
 
 /* Formats bytes as the shortest exact suffix form ("64Ki", "1Mi", "1000"). */
 const char *opt_fmt_size(uint64_t v, char *buf, unsigned int len);

@@ -489,8 +489,9 @@ int net_connect_done(int fd)
 	return 0;
 }
 
-int net_split_hostport(const char *arg, bool host_optional, char *host,
-		       size_t hlen, uint16_t *port, char *err, size_t len)
+int net_split_hostport(const char *arg, bool host_optional, bool any_port,
+		       char *host, size_t hlen, uint16_t *port, char *err,
+		       size_t len)
 {
 	const char *colon = strrchr(arg, ':'), *p, *h = arg;
 	size_t hl = 0;
@@ -528,9 +529,10 @@ int net_split_hostport(const char *arg, bool host_optional, char *host,
 	/* strtoul() would also take leading blanks and a sign: not a port. */
 	errno = 0;
 	v = strtoul(p, &end, 10);
-	if (*p < '0' || *p > '9' || *end || errno || !v || v > 65535) {
-		snprintf(err, len, "'%s': the port must be a number from 1 to "
-			 "65535", arg);
+	if (*p < '0' || *p > '9' || *end || errno || (!v && !any_port) ||
+	    v > 65535) {
+		snprintf(err, len, "'%s': the port must be a number from %s to "
+			 "65535", arg, any_port ? "0 (any free one)" : "1");
 		return -EINVAL;
 	}
 	memcpy(host, h, hl);

@@ -135,10 +135,12 @@ int net_connect_done(int fd);
 
 /*
  * Splits "HOST:PORT", "[V6ADDR]:PORT" or (when host_optional) "PORT" into
- * host (empty when absent) and port 1..65535. Returns 0, or -EINVAL with
- * the reason in err.
+ * host (empty when absent) and port 1..65535 (0 too when any_port: a
+ * listener that takes any free port). Returns 0, or -EINVAL with the
+ * reason in err.
  */
-int net_split_hostport(const char *arg, bool host_optional, char *host,
-		       size_t hlen, uint16_t *port, char *err, size_t len);
+int net_split_hostport(const char *arg, bool host_optional, bool any_port,
+		       char *host, size_t hlen, uint16_t *port, char *err,
+		       size_t len);
 
 #endif

@@ -159,3 +159,22 @@ curl -s "$url" | grep -v '^#' | grep -qv '^dnd_' && fail "a name without dnd_"
 kill -TERM "$rpid"
 wait "$rpid" || fail "relay exit $?"
 ok "relay: says where it listens; flows, bytes, splice calls at /metrics"
+
+# --- --metrics port 0 --------------------------------------------------------
+# Port 0, as --help says, takes any free port, and the log names the one
+# it got; a port out of range is a usage error that says 0 is allowed.
+next_port
+"$DND" serve --dir "$T/srv" -p "$PORT" --metrics 127.0.0.1:0 >"$T/serve0.log" 2>&1 &
+spid=$!
+_pids+=("$spid")
+wait_text "$T/serve0.log" "metrics on http://"
+any=$(sed -n 's|^dnd: metrics on http://127\.0\.0\.1:\([0-9]*\)/metrics$|\1|p' "$T/serve0.log")
+[ -n "$any" ] && [ "$any" != 0 ] || fail "--metrics 127.0.0.1:0: $(cat "$T/serve0.log")"
+curl -s --max-time 5 "http://127.0.0.1:$any/metrics" | grep -q '^dnd_serve_connections_total ' ||
+	fail "no /metrics on the port the log named ($any)"
+kill -TERM "$spid"
+wait "$spid" || fail "serve exit $?"
+expect_exit 2 "$DND" serve --dir "$T/srv" -p "$PORT" --metrics 65536
+[ "$OUT" = "dnd: --metrics '65536': the port must be a number from 0 (any free one) to 65535
+dnd: see 'dnd serve --help'" ] || fail "--metrics 65536: $OUT"
+ok "serve --metrics 127.0.0.1:0 listens on a free port and logs it; 65536 is refused"

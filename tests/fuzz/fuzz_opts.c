@@ -87,7 +87,7 @@ static void fuzz_hostport(const char *s, size_t hlen, bool optional)
 
 	if (!host)
 		abort();
-	if (net_split_hostport(s, optional, host, hlen, &port, err,
+	if (net_split_hostport(s, optional, false, host, hlen, &port, err,
 			       sizeof(err))) {
 		if (!memchr(err, 0, sizeof(err)) || !err[0])
 			abort();
@@ -101,8 +101,8 @@ static void fuzz_hostport(const char *s, size_t hlen, bool optional)
 			abort();
 	snprintf(again, sizeof(again), strchr(host, ':') || host[0] == '[' ?
 		 "[%s]:%u" : "%s:%u", host, port);
-	if (net_split_hostport(again, optional, host2, sizeof(host2), &port2,
-			       err, sizeof(err)) ||
+	if (net_split_hostport(again, optional, false, host2, sizeof(host2),
+			       &port2, err, sizeof(err)) ||
 	    strcmp(host, host2) || port != port2)
 		abort();
 	free(host);
