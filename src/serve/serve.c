@@ -508,6 +508,10 @@ static bool serve_waited(struct server *sv)
 		k++;
 	}
 	sv->nwait = k;
+	if (changed)
+		serve_publish(sv);
+	/* Each fork changes both gauges, and up to 64 of them (each maybe
+	 * waiting for room) take a while: published one by one. */
 	for (i = 0; i < sv->nwait && ready && spawned < 64;) {
 		if (!sv->wait[i].ready) {
 			i++;
@@ -516,11 +520,9 @@ static bool serve_waited(struct server *sv)
 		w = serve_wait_take(sv->wait, sv->pfd + 2, &sv->nwait, i);
 		ready--;
 		spawned++;
-		changed = true;
 		serve_spawn(sv, &w);
-	}
-	if (changed)
 		serve_publish(sv);
+	}
 	return ready > 0;
 }
 

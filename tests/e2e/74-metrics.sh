@@ -100,6 +100,40 @@ kill "$hpid"
 wait "$hpid" 2>/dev/null
 [ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$mport/x")" = 404 ] ||
 	fail "another path is not 404"
+# The gauges against the truth: 5 silent connections held (waiting, no
+# process) and a session paused on a source that does not move (one
+# process), then both released; each checked once it must have settled.
+# gauges_are WAIT KIDS: /metrics says so, and so do ss and pgrep.
+gauges_are() {
+	[ "$(scrape "$url" dnd_serve_waiting)" = "$1" ] &&
+	[ "$(scrape "$url" dnd_serve_children)" = "$2" ] &&
+	[ "$(pgrep -c -P "$spid")" = "$2" ]
+}
+wait_gauges() {
+	for i in $(seq 1 100); do
+		gauges_are "$1" "$2" && return 0
+		sleep 0.1
+	done
+	fail "gauges: wanted waiting $1 children $2, /metrics says" \
+		"$(scrape "$url" dnd_serve_waiting) $(scrape "$url" dnd_serve_children)," \
+		"pgrep -P $(pgrep -c -P "$spid"): $(cat "$T/serve.log")"
+}
+"$PY3" "$T/hold.py" "$sport" 5 >"$T/hold5.log" 2>&1 &
+hpid=$!
+_pids+=("$hpid")
+wait_text "$T/hold5.log" "^held"
+mkfifo "$T/fifo"
+"$DND" send -c 127.0.0.1 -p "$sport" --to paused - <"$T/fifo" >"$T/p.log" 2>&1 &
+ppid=$!
+_pids+=("$ppid")
+exec 8>"$T/fifo"
+wait_gauges 5 1
+kill "$hpid"
+wait "$hpid" 2>/dev/null
+wait_gauges 0 1
+exec 8>&-
+wait "$ppid" || fail "the paused push: $(cat "$T/p.log")"
+wait_gauges 0 0
 kill -TERM "$spid"
 wait "$spid" || fail "serve exit $?"
 ok "serve: connections, sessions by outcome, bytes and waiting connections counted at /metrics"
