@@ -31,6 +31,19 @@ grep -qx "dnd: the receiver failed: disk full writing $T/full/dst after [0-9]* b
 no_leftovers "$T/full"
 ok "disk full over 3 streams: the sender prints the receiver's reason"
 
+# Keyed, the reason travels in a TLS record that arrives as the receiver
+# resets the connection (it closes on the sender's unread payload): the
+# sender must still read it, one-shot and from dnd serve below.
+(umask 077; "$DND" serve --new-key "$T/key" 2>/dev/null) || fail "--new-key"
+for p in 1 3; do
+	xfer "-c 127.0.0.1 --key $T/key -P $p $T/src" "--key $T/key $T/full/dst"
+	[ "$RRC" = 1 ] && [ "$SRC" = 1 ] || fail "keyed -P $p on a full disk: exits $SRC $RRC"
+	grep -qx "dnd: the receiver failed: disk full writing $T/full/dst after [0-9]* bytes (No space left on device)" "$T/s.log" ||
+		fail "keyed -P $p: sender cause: $(cat "$T/s.log")"
+	no_leftovers "$T/full"
+done
+ok "keyed disk full, -P 1 and 3: the sender prints the receiver's reason"
+
 # dnd serve: a push that fills the server's disk (its length unknown, so
 # no check up front stops it) tells the client the server's own reason.
 next_port
@@ -48,10 +61,8 @@ wait "$BPID"
 no_leftovers "$T/full"
 ok "serve push on a full disk: the client prints the server's reason"
 
-# Keyed, the reason travels in a TLS record that arrives as the server
-# resets the connection (it closes on the client's unread payload): the
-# client must still read it, at -P 1 and over several streams.
-(umask 077; "$DND" serve --new-key "$T/key" 2>/dev/null) || fail "--new-key"
+# Keyed dnd serve: the client reads the server's reason, at -P 1 and over
+# several streams.
 next_port
 bg "$T/kserve.log" "$DND" serve --dir "$T" -p "$PORT" --key "$T/key"
 KPID=$BPID
