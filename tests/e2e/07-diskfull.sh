@@ -98,7 +98,7 @@ no_leftovers "$T/big"
 # A declared length is checked against the filesystem it lands in, not
 # DIR's: refused up front, before a byte moves.
 expect_exit 1 timeout 20 "$DND" send -c 127.0.0.1 -p "$PORT" --key "$T/key" --to full/dst "$T/src"
-grep -qxF "dnd: server refused: the declared length of 8388608 bytes (8.0 MiB) does not fit: the filesystem of $T/full has 2097152 bytes (2.0 MiB) free" <<<"$OUT" ||
+grep -qxF "dnd: server refused: the declared length of 8388608 bytes (8.0 MiB) does not fit: the filesystem of 'full' in the served directory has 2097152 bytes (2.0 MiB) free" <<<"$OUT" ||
 	fail "a push larger than the filesystem under DIR: $OUT"
 no_leftovers "$T/full"
 kill "$KPID"
