@@ -74,26 +74,28 @@ expect_exit 1 sh -c 'cat "$1" | timeout 20 "$2" send -c 127.0.0.1 -p "$3" --key 
 grep -qxE "dnd: the receiver failed: disk full writing full/dst after [0-9]+ bytes \(No space left on device\)" <<<"$OUT" ||
 	fail "keyed serve push on a full disk: $OUT"
 no_leftovers "$T/full"
-# Over 4 streams a file's length is declared and checked up front: it
-# fits, and the disk fills while the server's session is frozen (once its
-# file is there, whatever it wrote by then).
+# Over 4 streams a file's length is declared, checked and reserved up
+# front (fallocate): a file that fills the disk while the server's session
+# is frozen (once its temporary file is there) gets ENOSPC itself, and the
+# push lands whole.
 mkdir "$T/big"
 mount -t tmpfs -o size=600m dndtest "$T/big" || fail "cannot mount a second tmpfs"
 _cleanup_hooks+=("umount '$T/big'")
-truncate -s 512M "$T/big.src"
+head -c $((512 << 20)) /dev/urandom >"$T/big.src"
 timeout 60 "$DND" send -c 127.0.0.1 -p "$PORT" --key "$T/key" -P 4 --to big/dst \
 	"$T/big.src" >"$T/k4.log" 2>&1 &
 SPID=$!
 wait_size "$T/big/.dst.dnd-*" 0
 KIDS=$(pgrep -P "$KPID") || fail "no session child of the server"
 kill -STOP $KIDS
-head -c $((600 << 20)) /dev/zero >"$T/big/filler" 2>/dev/null
+head -c $((600 << 20)) /dev/zero >"$T/big/filler" 2>/dev/null &&
+	fail "600 MiB of filler fit beside a reserved 512 MiB push on a 600 MiB tmpfs"
+[ "$(stat -c %s "$T/big/filler")" -le $((88 << 20)) ] ||
+	fail "the filler took $(stat -c %s "$T/big/filler") bytes of the push's reserved space"
 kill -CONT $KIDS
-wait "$SPID"
-[ $? = 1 ] || fail "keyed -P 4 on a full disk: exit not 1: $(cat "$T/k4.log")"
-grep -qxE "dnd: the receiver failed: disk full writing big/dst after [0-9]+ bytes \(No space left on device\)" "$T/k4.log" ||
-	fail "keyed serve push -P 4 on a full disk: $(cat "$T/k4.log")"
-rm "$T/big/filler"
+wait "$SPID" || fail "keyed -P 4 beside a full disk: exit $?: $(cat "$T/k4.log")"
+cmp -s "$T/big.src" "$T/big/dst" || fail "keyed -P 4 beside a full disk landed other bytes"
+rm "$T/big/filler" "$T/big/dst" "$T/big.src"
 no_leftovers "$T/big"
 # A declared length is checked against the filesystem it lands in, not
 # DIR's: refused up front, before a byte moves.
@@ -103,5 +105,5 @@ grep -qxF "dnd: server refused: the declared length of 8388608 bytes (8.0 MiB) d
 no_leftovers "$T/full"
 kill "$KPID"
 wait "$KPID"
-ok "keyed serve push on a full disk, -P 1 and 4: the client prints the server's reason"
+ok "keyed serve push on a full disk: the client prints the server's reason; -P 4's reserved space holds against a filler"
 ok "a push larger than a filesystem mounted under DIR is refused up front"

@@ -202,7 +202,7 @@ next_port
 spid=$!
 _pids+=("$spid")
 wait_text "$T/serve0.log" "metrics on http://"
-any=$(sed -n 's|^dnd: metrics on http://127\.0\.0\.1:\([0-9]*\)/metrics$|\1|p' "$T/serve0.log")
+any=$(sed -n 's|^.*dnd: metrics on http://127\.0\.0\.1:\([0-9]*\)/metrics$|\1|p' "$T/serve0.log")
 [ -n "$any" ] && [ "$any" != 0 ] || fail "--metrics 127.0.0.1:0: $(cat "$T/serve0.log")"
 curl -s --max-time 5 "http://127.0.0.1:$any/metrics" | grep -q '^dnd_serve_connections_total ' ||
 	fail "no /metrics on the port the log named ($any)"

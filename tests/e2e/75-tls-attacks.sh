@@ -98,7 +98,7 @@ CUT="the connection was cut before TLS closed"
 # connection: the sender names the alert when it reads it before the
 # reset (while sending, or already waiting for the reply), else the reset
 # (flip, twin); a cut sender hears the alert.
-RESET="^dnd: (a TLS record failed the peer's check \(bad record mac\): the data was changed on the way( after [0-9]* bytes| \(waiting for the receiver's reply\))|the connection was reset after [0-9]* bytes: by the receiver)"
+RESET="^dnd: (cannot send the trailer: a TLS record failed the peer's check \(bad record mac\): the data was changed on the way$|a TLS record failed the peer's check \(bad record mac\): the data was changed on the way( after [0-9]* bytes| \(waiting for the receiver's reply\))|the connection was reset after [0-9]* bytes: by the receiver)"
 
 # Each attack fails on both ends (exit 1), the receiver names CAUSE, and
 # nothing is left in the landing directory: not the name, no temporary.
