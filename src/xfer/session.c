@@ -68,11 +68,14 @@ static int session_open_end(struct session *s)
 	if (o->streams > 1 && o->raw)
 		return session_usage(s, "--raw has no framing to tell streams "
 				     "apart; use -P 1");
-	if (o->sender && o->streams > 1 && !s->end.known)
-		return session_usage(s, "%s has no length known in advance, so "
-				     "it cannot be split over %u streams; use "
-				     "-P 1 or give -l SIZE", o->file,
-				     o->streams);
+	/* Each stream reads its own range: a source read once, as it comes,
+	 * would hand them its bytes in whatever order they asked (with -l
+	 * too), and the receiver's verdict would only catch it. */
+	if (o->sender && o->streams > 1 && s->end.ep == DND_EP_STREAM)
+		return session_usage(s, "%s is read once, as it comes (a pipe, "
+				     "FIFO, socket or device), so it cannot be "
+				     "split over %u streams; use -P 1",
+				     o->file, o->streams);
 	s->cfg = (struct xfer_cfg){
 		.m = o->m,
 		.sender = o->sender,

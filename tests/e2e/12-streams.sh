@@ -63,10 +63,15 @@ xfer "-c 127.0.0.1 -P 3 -l 10Mi /dev/zero" "-m rw /dev/null"
 [ "$SRC" = 0 ] && [ "$RRC" = 0 ] || fail "zero -P 3 -> rw /dev/null: $(cat "$T/r.log")"
 ok "/dev/zero -l 100Mi over 4 streams into -m null, and into -m rw /dev/null"
 
-# A pipe cannot be split; a pipe sink cannot take several streams.
+# A pipe cannot be split, even with its length given (-l): the streams
+# would each take whatever bytes came next. A pipe sink cannot take several
+# streams.
 OUT=$(echo hi | "$DND" send -c 127.0.0.1 -p 1 -P 2 - 2>&1)
 [ $? = 2 ] || fail "pipe source with -P 2: $OUT"
-expect_out "has no length known in advance, so it cannot be split over 2 streams; use -P 1 or give -l SIZE"
+expect_out "dnd: - is read once, as it comes (a pipe, FIFO, socket or device), so it cannot be split over 2 streams; use -P 1"
+OUT=$(cat "$T/src.15" | "$DND" send -c 127.0.0.1 -p 1 --connect-timeout 1 -P 3 -l 15 - 2>&1)
+[ $? = 2 ] || fail "pipe source with -l and -P 3: $OUT"
+expect_out "dnd: - is read once, as it comes (a pipe, FIFO, socket or device), so it cannot be split over 3 streams; use -P 1"
 next_port
 "$DND" recv -p "$PORT" - >"$T/out" 2>"$T/r.log" &
 RPID=$!
