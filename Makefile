@@ -91,7 +91,7 @@ Q := @
 endif
 
 .PHONY: all deps test check asan-check smoke bench clean hdrcheck format format-check \
-	fuzz fuzz-bins
+	fuzz fuzz-bins soak
 .PHONY: check-headers check-quick install uninstall tools
 
 all: $(BIN)
@@ -206,6 +206,13 @@ fuzz:
 	$(Q)tests/fuzz/run.sh build-fuzz $(FUZZ_SECONDS) $(FUZZ_SRCS)
 
 fuzz-bins: $(FUZZ_BINS)
+
+# The soak of dnd serve (scripts/soak-serve.sh, as root): one keyed server
+# across a veth pair under a mixed load for SOAK_SECONDS (pushes, pulls,
+# killed clients, a flood, wrong keys, a full disk), then its checks.
+SOAK_SECONDS ?= 60
+soak: deps all
+	$(Q)DND=$(CURDIR)/$(BIN) scripts/soak-serve.sh $(SOAK_SECONDS)
 
 tools: $(TOOL_BINS)
 
