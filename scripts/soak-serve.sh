@@ -83,7 +83,8 @@ wait_until() {
 }
 soak_cleanup() {
 	local j p
-	for j in "${jobs_[@]}"; do kill -KILL -- "-$j" 2>/dev/null; done
+	# (bash's "Killed" line for each job goes where the group's stderr does)
+	{ for j in "${jobs_[@]}"; do kill -KILL -- "-$j"; wait "$j"; done; } 2>/dev/null
 	# SIGTERM first: a server then ends its sessions (their own groups).
 	for p in $spid $kpid; do
 		kill -TERM "$p" 2>/dev/null
@@ -566,7 +567,7 @@ echo "  keyed server: fds $fd0_k -> $fd1_k, RSS $rss0_k -> $rss1_k KiB; keyless:
 if [ ${#failed[@]} -gt 0 ]; then
 	echo "FAILED checks (${#failed[@]}):"
 	printf '  - %s\n' "${failed[@]}"
-	echo "  (logs: SOAK_KEEP=1 keeps $dir)"
+	[ "${SOAK_KEEP:-}" = 1 ] || echo "  (SOAK_KEEP=1 keeps the logs)"
 	exit 1
 fi
 echo "PASS: every check"
