@@ -22,6 +22,8 @@
 #   - every failure was an injected one (lost: none), and failed cleanly:
 #     nothing under the target's name, and a push that filled the disk
 #     told its client so (the server's reason, not only a reset);
+#     a client that gave up waiting for the verdict ("the data may have
+#     landed") is listed too, with whether its file landed byte-exact;
 #   - no temporary or partial file is left beneath DIR (land.h's
 #     ".NAME.dnd-*"), nor beside a pull's target except a killed client's;
 #   - each server's descriptor count is back at its starting level exactly,
@@ -314,7 +316,7 @@ xfer() {
 
 # judge ID KIND RC OUT SRC REST: the verdict of a finished transfer.
 judge() {
-	local id=$1 kind=$2 rc=$3 out=$4 f=$5 rest=$6 err outcome=ok bytes=0
+	local id=$1 kind=$2 rc=$3 out=$4 f=$5 rest=$6 err outcome=ok bytes=0 what
 	err=$(last_err "$dir/log/$id.log")
 	if [ "$rc" = 0 ] && [ "$kind" = wrongkey ]; then
 		outcome=bad
@@ -331,25 +333,33 @@ judge() {
 		fi
 		rm -f "$out"
 	else
-		case "$kind:$rc:$err" in
-		wrongkey:1:*"authentication failed"*) outcome=expected ;;
-		full:1:*"disk full"* | full:1:*"No space left"* | full:1:*"does not fit"*)
-			outcome=expected ;;
-		full:1:*handshake*) outcome=lost ;;	# not as far as the disk
-		full:1:*)	# clean, but did the client hear why? (below)
-			outcome=unnamed
-			echo "$id $err" >>"$dir/unnamed" ;;
-		*) outcome=lost ;;
-		esac
-		if [ "$outcome" = lost ]; then
-			[ "$rc" = 137 ] && err="hung: killed by timeout after $CLIENT_TMO s"
-			fail_note "$id: lost: exited $rc: $err ($rest)"
+		if [ -e "$out" ] && grep -q "the data may have landed" "$dir/log/$id.log"; then
+			# The client gave up waiting for the verdict, and said so.
+			outcome=unconfirmed
+			[ "$(hash_of "$out")" = "${phash[$f]}" ] && what="byte-exact" ||
+				what="DIFFERENT from $f"
+			fail_note "$id: the client gave up waiting for the server's verdict (exit $rc: $err), and the file had landed, $what ($rest)"
+		else
+			case "$kind:$rc:$err" in
+			wrongkey:1:*"authentication failed"*) outcome=expected ;;
+			full:1:*"disk full"* | full:1:*"No space left"* | full:1:*"does not fit"*)
+				outcome=expected ;;
+			full:1:*handshake*) outcome=lost ;;	# not as far as the disk
+			full:1:*)	# clean, but did the client hear why? (below)
+				outcome=unnamed
+				echo "$id $err" >>"$dir/unnamed" ;;
+			*) outcome=lost ;;
+			esac
+			if [ "$outcome" = lost ]; then
+				[ "$rc" = 137 ] && err="hung: killed by timeout after $CLIENT_TMO s"
+				fail_note "$id: lost: exited $rc: $err ($rest)"
+			fi
+			if [ -e "$out" ]; then
+				outcome=bad
+				fail_note "$id: failed (exit $rc) but left $out ($rest)"
+			fi
 		fi
-		if [ -e "$out" ]; then
-			outcome=bad
-			fail_note "$id: failed (exit $rc) but left $out ($rest)"
-			rm -f "$out"
-		fi
+		rm -f "$out"
 		case $out in "$cli"/*) ! compgen -G "$cli/out/.$id.dnd-*" >/dev/null ||
 			fail_note "$id: failed (exit $rc) and left $(compgen -G "$cli/out/.$id.dnd-*")" ;;
 		esac
@@ -560,7 +570,7 @@ echo "  keyless server: $(sessions "$dir/serve-loop.log")"
 echo "  faults: $(count kill killed) clients killed; $fr flood rounds, $fc connections ($fs stalled);"
 echo "          $(count wrongkey expected) wrong keys refused; $(count full expected) pushes failed on the full disk"
 echo "          ($kill_left killed pulls' own temporary files removed)"
-echo "  lost: $(count "" lost); bad: $(count "" bad); failed without the cause: $(count "" unnamed)"
+echo "  lost: $(count "" lost); bad: $(count "" bad); failed without the cause: $(count "" unnamed); landed after the client gave up: $(count "" unconfirmed)"
 echo "  steal: $(awk -v s="$steal" -v t="$tot" -v h="$hz" 'BEGIN { printf "%.1f%% of CPU time (%.1f s)", t ? 100 * s / t : 0, s / h }')"
 # shellcheck disable=SC2154	# fd1_* and rss1_*: printf -v above
 echo "  keyed server: fds $fd0_k -> $fd1_k, RSS $rss0_k -> $rss1_k KiB; keyless: fds $fd0_l -> $fd1_l, RSS $rss0_l -> $rss1_l KiB (slack $RSS_SLACK_KIB KiB)"
