@@ -180,11 +180,11 @@ static void test_good_names(void)
 	      land(&t), "a temporary lands by renameat2 in the parent fd");
 	resolves("sub/new", "landed");
 	close(t.dirfd);
-	CHECK(confine_space(conf.dirfd, conf.dir, 1, &avail, why,
+	CHECK(confine_space(conf.dirfd, "the served directory", 1, &avail, why,
 			    sizeof(why)) == 0 && avail,
 	      "one byte fits (%llu free)", (unsigned long long)avail);
-	CHECK(confine_space(conf.dirfd, conf.dir, UINT64_MAX, &avail, why,
-			    sizeof(why)) ==
+	CHECK(confine_space(conf.dirfd, "the served directory", UINT64_MAX,
+			    &avail, why, sizeof(why)) ==
 	      -ENOSPC && strstr(why, "18446744073709551615 bytes") &&
 	      strstr(why, "bytes (") && !strstr(why, dir) &&
 	      strstr(why, "the served directory"),
