@@ -23,7 +23,9 @@
 #     nothing under the target's name, and a push that filled the disk
 #     told its client so (the server's reason, not only a reset);
 #     a client that gave up waiting for the verdict ("the data may have
-#     landed") is listed too, with whether its file landed byte-exact;
+#     landed") is listed too: a failed check if its file landed other
+#     bytes, a note if it landed byte-exact (slow, not lost: the client
+#     failed and said the data may have landed);
 #   - no temporary or partial file is left beneath DIR (land.h's
 #     ".NAME.dnd-*"), nor beside a pull's target except a killed client's;
 #   - each server's descriptor count is back at its starting level exactly,
@@ -122,11 +124,13 @@ pause() { sleep "$(printf '0.%03d' $((RANDOM % ($1 + 1))))"; }
 pick() { local -n _a=$1; REPLY=${_a[RANDOM % ${#_a[@]}]}; }
 hash_of() { xxhsum -H3 <"$1" | sed 's/.* = //'; }
 fail_note() { printf '%s\n' "$*" >>"$dir/fail.txt"; }
+slow_note() { printf '%s\n' "$*" >>"$dir/slow.txt"; }
 last_err() { grep -m1 '^dnd: ' "$1" | cut -c1-300; }
 
 # The pool: hard links beneath DIR for pulls, the originals for pushes.
 mkdir -p "$srv/pool" "$srv/in" "$srv/full" "$cli/pool" "$cli/out" "$dir/rec" "$dir/log"
 : >"$dir/fail.txt"
+: >"$dir/slow.txt"
 : >"$dir/unused.txt"
 max=$((MAX_MIB << 20))
 sizes=(0 1 2 4095 4097 65537 1000003 3145735)
@@ -336,9 +340,11 @@ judge() {
 		if [ -e "$out" ] && grep -q "the data may have landed" "$dir/log/$id.log"; then
 			# The client gave up waiting for the verdict, and said so.
 			outcome=unconfirmed
-			[ "$(hash_of "$out")" = "${phash[$f]}" ] && what="byte-exact" ||
-				what="DIFFERENT from $f"
-			fail_note "$id: the client gave up waiting for the server's verdict (exit $rc: $err), and the file had landed, $what ($rest)"
+			if [ "$(hash_of "$out")" = "${phash[$f]}" ]; then
+				slow_note "$id: the client gave up waiting for the server's verdict (exit $rc: $err); the file landed byte-exact ($rest)"
+			else
+				fail_note "$id: the client gave up waiting for the server's verdict (exit $rc: $err), and the file had landed, DIFFERENT from $f ($rest)"
+			fi
 		else
 			case "$kind:$rc:$err" in
 			wrongkey:1:*"authentication failed"*) outcome=expected ;;
@@ -574,6 +580,10 @@ echo "  lost: $(count "" lost); bad: $(count "" bad); failed without the cause: 
 echo "  steal: $(awk -v s="$steal" -v t="$tot" -v h="$hz" 'BEGIN { printf "%.1f%% of CPU time (%.1f s)", t ? 100 * s / t : 0, s / h }')"
 # shellcheck disable=SC2154	# fd1_* and rss1_*: printf -v above
 echo "  keyed server: fds $fd0_k -> $fd1_k, RSS $rss0_k -> $rss1_k KiB; keyless: fds $fd0_l -> $fd1_l, RSS $rss0_l -> $rss1_l KiB (slack $RSS_SLACK_KIB KiB)"
+if [ -s "$dir/slow.txt" ]; then
+	echo "slow, not lost ($(wc -l <"$dir/slow.txt")):"
+	sed 's/^/  - /' "$dir/slow.txt"
+fi
 if [ ${#failed[@]} -gt 0 ]; then
 	echo "FAILED checks (${#failed[@]}):"
 	printf '  - %s\n' "${failed[@]}"

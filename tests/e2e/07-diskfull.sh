@@ -85,7 +85,21 @@ head -c $((512 << 20)) /dev/urandom >"$T/big.src"
 timeout 60 "$DND" send -c 127.0.0.1 -p "$PORT" --key "$T/key" -P 4 --to big/dst \
 	"$T/big.src" >"$T/k4.log" 2>&1 &
 SPID=$!
-wait_size "$T/big/.dst.dnd-*" 0
+# The temporary file exists before its space is reserved: wait for the
+# blocks.
+reserved() {
+	local f
+	for f in "$T"/big/.dst.dnd-*; do
+		[ -f "$f" ] && echo $(($(stat -c '%b*%B' "$f"))) && return
+	done
+	echo 0
+}
+for _ in $(seq 1 400); do
+	[ "$(reserved)" -ge $((512 << 20)) ] && break
+	sleep 0.05
+done
+[ "$(reserved)" -ge $((512 << 20)) ] ||
+	fail "the push's 512 MiB were not reserved in 20 s: $(ls -ls "$T/big")"
 KIDS=$(pgrep -P "$KPID") || fail "no session child of the server"
 kill -STOP $KIDS
 head -c $((600 << 20)) /dev/zero >"$T/big/filler" 2>/dev/null &&

@@ -74,6 +74,8 @@ ok "--sync stream: writeback as data lands, counted"
 next_port
 "$DND" recv -p "$PORT" -m null /dev/null >"$T/r.log" 2>&1 &
 RPID=$!
+_pids+=("$RPID")
+wait_listen "$PORT"
 mbps=$("$DND" send -c 127.0.0.1 -p "$PORT" -i 0.1 --json -l 512Mi /dev/zero \
 	2>"$T/s.err" | jq -e .mb_per_s) || fail "--json -i: stdout is not JSON: $(cat "$T/s.err")"
 wait_recv

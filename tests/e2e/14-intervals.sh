@@ -35,6 +35,7 @@ next_port
 	>"$T/rj.out" 2>"$T/rj.err" &
 RPID=$!
 _pids+=("$RPID")
+wait_listen "$PORT"
 "$DND" send -p "$PORT" -c 127.0.0.1 --json -i 0.1 -P 2 -b 1Mi -l 1Gi \
 	/dev/zero >"$T/sj.out" 2>"$T/sj.err"
 SRC=$?

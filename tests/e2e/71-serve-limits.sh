@@ -101,7 +101,7 @@ child=$(pgrep -P "$SPID")
 [ -n "$child" ] && [ "$(echo "$child" | wc -l)" = 1 ] || fail "session process: '$child'"
 kill -KILL "$child"
 wait "$vpid" 2>/dev/null
-for _ in $(seq 1 100); do
+for _ in $(seq 1 200); do
 	grep -q "the session process was killed by Killed" "$T/serve.log" && break
 	sleep 0.05
 done
@@ -158,6 +158,8 @@ owned=$(ip netns exec "$NS_A" ss -Htnp state established "( sport = :$PORT )" | 
 [ "$owned" = 1 ] || fail "the session process holds $owned client connections, not its own alone"
 exec {HFD}>&-
 wait "$h2" || fail "the held client failed: $(cat "$T/held2.log")"
+# Its session slot is free once the server has reaped it.
+wait_log "$T/serve.log" "push held2 " "the held2 session did not end"
 rm -f "$d/held2"
 t0=$(date +%s)
 expect_exit 0 cli send --key "$T/key" --to real "$T/src"

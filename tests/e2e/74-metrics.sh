@@ -118,15 +118,18 @@ wait_gauges() {
 		"$(scrape "$url" dnd_serve_waiting) $(scrape "$url" dnd_serve_children)," \
 		"pgrep -P $(pgrep -c -P "$spid"): $(cat "$T/serve.log")"
 }
-"$PY3" "$T/hold.py" "$sport" 5 >"$T/hold5.log" 2>&1 &
-hpid=$!
-_pids+=("$hpid")
-wait_text "$T/hold5.log" "^held"
+# The paused session first: the silent connections are closed after the
+# handshake's 5 s, so the gauges are read right after they are held.
 mkfifo "$T/fifo"
 "$DND" send -c 127.0.0.1 -p "$sport" --to paused - <"$T/fifo" >"$T/p.log" 2>&1 &
 ppid=$!
 _pids+=("$ppid")
 exec 8>"$T/fifo"
+wait_gauges 0 1
+"$PY3" "$T/hold.py" "$sport" 5 >"$T/hold5.log" 2>&1 &
+hpid=$!
+_pids+=("$hpid")
+wait_text "$T/hold5.log" "^held"
 wait_gauges 5 1
 kill "$hpid"
 wait "$hpid" 2>/dev/null

@@ -140,6 +140,11 @@ cmp -s "$T/src" "$S/pushed" || fail "keyed push -P 4 differs"
 expect_exit 0 "$DND" recv -c 127.0.0.1 -p "$PORT" --key "$T/key" -P 4 --from pushed "$T/pulled"
 expect_out "verify: verified and authenticated"
 cmp -s "$T/src" "$T/pulled" || fail "keyed pull -P 4 differs"
+# Both sessions' lines before the stop (a session past --grace is killed).
+for _ in $(seq 1 200); do
+	[ "$(grep -c '"type":"serve_session"' "$T/serve.log")" -ge 2 ] && break
+	sleep 0.05
+done
 kill -TERM "$SPID"
 wait "$SPID" || fail "serve exited $? after SIGTERM: $(cat "$T/serve.log")"
 [ "$(grep -c '"type":"serve_session".*"verdict":"verified","error":null,"tls":{"version":"TLSv1.3","cipher":"TLS_AES_128_GCM_SHA256","group":"x25519","auth":"psk",' "$T/serve.log")" = 2 ] ||

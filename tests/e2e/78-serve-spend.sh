@@ -134,6 +134,9 @@ wait_log "$T/serve.log" "push m2 -m rw: 1 bytes" "the second held session did no
 wait_log "$T/serve.log" "push m1 -m rw: 1 bytes" "the first held session did not end"
 expect_exit 0 cli send -m sendfile -b 16Mi --to m3 "$T/src"
 cmp -s "$T/src" "$d/m3" || fail "the retried push differs"
+# A session's share of the budget is freed when the server reaps it.
+wait_log "$T/serve.log" "push m4 -m " "the m4 session did not end"
+wait_log "$T/serve.log" "push m3 -m " "the m3 session did not end"
 expect_exit 0 cli send -m sendfile -P 4 -b 16Mi --to m5 "$T/src"
 expect_out "capped: buffer 10Mi (the server capped -b 16Mi to 10Mi: 4 stream(s) of -m rw, 1 buffer(s) each, must fit its --max-memory 40Mi)"
 cmp -s "$T/src" "$d/m5" || fail "the capped 4-stream push differs"

@@ -110,6 +110,7 @@ stop
 next_port
 MPORT=$PORT
 serve --key "$T/key" --allow 127.0.0.1/32 --metrics "127.0.0.1:$MPORT"
+wait_log "$T/serve.log" "metrics on http://" "no metrics line"
 url=$(grep -o 'http://[0-9.:]*/metrics' "$T/serve.log" | head -n1)
 [ -n "$url" ] || fail "no metrics line: $(cat "$T/serve.log")"
 curl -s --max-time 5 "$url" | grep -q '^dnd_serve_connections_total ' ||

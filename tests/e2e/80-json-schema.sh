@@ -117,7 +117,7 @@ if "$DND" probe --require msg-zerocopy >/dev/null 2>&1; then
 fi
 # Interrupted: the sender stopped by SIGINT while its receiver (--resume)
 # is frozen; both write a failed report. Then the resumed transfer.
-head -c $((160 << 20)) /dev/urandom >"$T/big"
+head -c $((640 << 20)) /dev/urandom >"$T/big"
 mkdir "$T/res"
 SEND_ARGS=--json freeze_transfer "$T/big" "$T/res" --json --resume
 kill -INT "$SPID"
