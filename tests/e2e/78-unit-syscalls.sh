@@ -23,7 +23,9 @@ usable() { "$DND" probe --require "$1" >/dev/null 2>&1; }
 # traced TAG SERVE-ARGS...: a server under strace on a fresh port; sets SPID.
 traced() {
 	next_port
-	bg "$T/$1.log" strace -f -c -o "$T/$1.strace" "$DND" serve --dir "$d" -p "$PORT" --grace 1 --replace "${@:2}"
+	# LeakSanitizer cannot run under ptrace: without leak checks there.
+	ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 \
+		bg "$T/$1.log" strace -f -c -o "$T/$1.strace" "$DND" serve --dir "$d" -p "$PORT" --grace 1 --replace "${@:2}"
 	SPID=$BPID
 	wait_listen "$PORT"
 	wait_log "$T/$1.log" "listening on" "no listening line"
