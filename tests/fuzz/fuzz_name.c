@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/esc.h"
 #include "serve/confine.h"
 
 static char dir[] = "/tmp/dnd-fuzz-name.XXXXXX";
@@ -87,11 +88,21 @@ static void beneath(int fd)
 }
 
 /* Aborts when a message could inject bytes into a log or a terminal. */
+/* A message is printable ASCII or well-formed UTF-8 (a name is shown as
+ * it is, escaped by esc_text), with no C0, DEL or C1 control. */
 static void printable(const char *why)
 {
-	for (; *why; why++)
-		if ((unsigned char)*why < 0x20 || (unsigned char)*why > 0x7e)
+	const unsigned char *p = (const unsigned char *)why;
+	size_t n = strlen(why), k;
+
+	while (n) {
+		k = *p < 0x80 ? 1 : esc_utf8_len(p, n);
+		if (!k || (k == 1 && (*p < 0x20 || *p > 0x7e)) ||
+		    (p[0] == 0xc2 && p[1] < 0xa0))
 			abort();
+		p += k;
+		n -= k;
+	}
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *d, size_t size);

@@ -30,10 +30,10 @@ static uint8_t *exact(const uint8_t *d, size_t size, size_t n)
 }
 
 /* Whether a decoder refused; a refusal's reason fits its buffer and says
- * something. */
+ * something. -EPROTOTYPE: the bytes are a dnd serve client's. */
 static bool refused(int r, const char *why, size_t len)
 {
-	if (r && (r != -EBADMSG || !memchr(why, 0, len) ||
+	if (r && ((r != -EBADMSG && r != -EPROTOTYPE) || !memchr(why, 0, len) ||
 		  (len > 1 && !why[0])))
 		abort();
 	return r;
