@@ -46,6 +46,16 @@ static const struct opt_word xfer_sync_words[] = {
 	{ NULL, 0, NULL },
 };
 
+static const struct opt_word xfer_verify_words[] = {
+	{ "received", DND_VERIFY_RECEIVED, "hash the bytes as they arrive, "
+	  "where they pass through memory (no second read); splice and "
+	  "uring-splice, and -P above 1, read the landed file back" },
+	{ "readback", DND_VERIFY_READBACK, "read the landed file back and "
+	  "hash that: also checks what the disk (or, with --direct, the "
+	  "device) kept" },
+	{ NULL, 0, NULL },
+};
+
 static const struct opt_word xfer_end_words[] = {
 	{ "zero", SERVE_END_ZERO, "pull: the server sends /dev/zero" },
 	{ "null", SERVE_END_NULL, "push: the server discards into /dev/null" },
@@ -144,9 +154,10 @@ static const struct opt_def xfer_opts[] = {
 	{ .name = "direct", .type = DND_OPT_FLAG, .group = "The file",
 	  .help = "O_DIRECT, past the page cache (-m rw): the receiver writes "
 	  "aligned buffers of at least 2 MiB, --qd of them in flight (io_uring; "
-	  "default 16), the unaligned ends through the page cache, and reads "
-	  "the landed file back the same way to verify it; the sender reads "
-	  "its file that way, --qd ahead (a cold source)", OPT_AT(S, direct) },
+	  "default 16), the unaligned ends through the page cache (--verify "
+	  "readback reads the landed file back the same way); the sender "
+	  "reads its file that way, --qd ahead (a cold source)",
+	  OPT_AT(S, direct) },
 	{ .name = "timeout", .type = DND_OPT_SECONDS,
 	  .group = "Checks and report",
 	  .help = "fail after SEC without progress; 0: never",
@@ -158,6 +169,12 @@ static const struct opt_def xfer_opts[] = {
 	  .group = "Checks and report",
 	  .help = "skip hashing; the verdict is then 'counted'",
 	  OPT_AT(S, verify) },
+	{ .name = "verify", .type = DND_OPT_WORD, .roles = DND_ROLE_RECV,
+	  .words = xfer_verify_words, .metavar = "received|readback",
+	  .group = "Checks and report", .help = "what the receiver hashes to "
+	  "compare with the sender's hash:",
+	  .misuse = "--verify is the receiver's choice; the sender hashes "
+	  "what it sends", OPT_AT(S, verify_how) },
 	{ .name = "json", .type = DND_OPT_FLAG, .group = "Checks and report",
 	  .help = "print the report as one JSON object", OPT_AT(S, json) },
 	{ .name = "verbose", .letter = 'v', .type = DND_OPT_FLAG,
@@ -400,6 +417,12 @@ static void xfer_check(struct opt_state *st, void *obj)
 	if (o->resume && (o->overwrite || o->raw)) {
 		log_err("--resume lands through a temporary file and needs the "
 			"framing; it cannot go with %s", o->raw ? "--raw" : "-o");
+		st->bad++;
+	}
+	if (opt_given(st, "verify") && (!o->verify || o->raw)) {
+		log_err("--verify says how to verify; it cannot go with %s",
+			o->raw ? "--raw, which verifies nothing" : "--no-verify: "
+			"choose one");
 		st->bad++;
 	}
 	if (o->streams > 1 && o->raw) {

@@ -76,23 +76,6 @@ static int hash_read_into(XXH3_state_t *st, int fd, off_t off, uint64_t len,
 	return ret;
 }
 
-/* Where a file cannot be mapped: the same bytes through pread. */
-static int hash_buffered(int fd, off_t off, uint64_t len, uint64_t *out,
-			 const atomic_bool *stop)
-{
-	XXH3_state_t *st = XXH3_createState();
-	int ret;
-
-	if (!st)
-		return -ENOMEM;
-	XXH3_64bits_reset(st);
-	ret = hash_read_into(st, fd, off, len, stop);
-	if (!ret)
-		*out = XXH3_64bits_digest(st);
-	XXH3_freeState(st);
-	return ret;
-}
-
 /* This thread's window being hashed, and where a fault in it jumps. */
 static __thread sigjmp_buf *hash_bus_jmp;
 static __thread char *hash_bus_lo, *hash_bus_hi;
@@ -169,33 +152,30 @@ static int hash_mapped_windows(int fd, off_t off, uint64_t len,
 	return 0;
 }
 
-static int hash_mapped(int fd, off_t off, uint64_t len, uint64_t *out,
+/* Hashes [off, off + len) of a regular file into st through mappings.
+ * 0, 1 when the file cannot be mapped (nothing hashed yet), or -errno. */
+static int hash_mapped(XXH3_state_t *st, int fd, off_t off, uint64_t len,
 		       const atomic_bool *stop)
 {
-	XXH3_state_t *st = XXH3_createState();
 	struct stat sb;
 	sigjmp_buf jb;
 	int ret;
 
-	if (!st)
-		return -ENOMEM;
 	/* Past the end a mapping reads zeros or faults: check the size. */
 	ret = fstat(fd, &sb) == -1 ? -errno : !S_ISREG(sb.st_mode) ? 1 :
 	      (uint64_t)sb.st_size < (uint64_t)off + len ? -ENODATA : 0;
 	if (ret)
-		goto out;
+		return ret;
 	pthread_once(&hash_bus_once, hash_bus_install);
-	XXH3_64bits_reset(st);
 	if (sigsetjmp(jb, 1)) {
 		/* A page of the window could not be read; the size says
 		 * which failure it was. */
 		hash_bus_jmp = NULL;
 		munmap(hash_bus_lo, (size_t)(hash_bus_hi - hash_bus_lo));
 		hash_bus_lo = hash_bus_hi = NULL;
-		ret = fstat(fd, &sb) == 0 &&
-		      (uint64_t)sb.st_size < (uint64_t)off + len ? -ENODATA :
-								   -EIO;
-		goto out;
+		return fstat(fd, &sb) == 0 &&
+		       (uint64_t)sb.st_size < (uint64_t)off + len ? -ENODATA :
+								    -EIO;
 	}
 	hash_bus_jmp = &jb;
 	ret = hash_mapped_windows(fd, off, len, st, stop);
@@ -204,20 +184,32 @@ static int hash_mapped(int fd, off_t off, uint64_t len, uint64_t *out,
 	if (!ret && fstat(fd, &sb) == 0 &&
 	    (uint64_t)sb.st_size < (uint64_t)off + len)
 		ret = -ENODATA;
-	if (!ret)
-		*out = XXH3_64bits_digest(st);
-out:
-	XXH3_freeState(st);
 	return ret;
 }
 
 /* A regular file through a mapping; whatever cannot be mapped by pread. */
+static int hash_cached_into(XXH3_state_t *st, int fd, off_t off, uint64_t len,
+			    const atomic_bool *stop)
+{
+	int r = len ? hash_mapped(st, fd, off, len, stop) : 1;
+
+	return r == 1 ? hash_read_into(st, fd, off, len, stop) : r;
+}
+
 static int hash_cached(int fd, off_t off, uint64_t len, uint64_t *out,
 		       const atomic_bool *stop)
 {
-	int r = len ? hash_mapped(fd, off, len, out, stop) : 1;
+	XXH3_state_t *st = XXH3_createState();
+	int ret;
 
-	return r == 1 ? hash_buffered(fd, off, len, out, stop) : r;
+	if (!st)
+		return -ENOMEM;
+	XXH3_64bits_reset(st);
+	ret = hash_cached_into(st, fd, off, len, stop);
+	if (!ret)
+		*out = XXH3_64bits_digest(st);
+	XXH3_freeState(st);
+	return ret;
 }
 
 static int hash_direct(int fd, off_t off, uint64_t len, uint64_t *out,
@@ -266,6 +258,11 @@ out:
 int hash_fd(int fd, off_t off, uint64_t len, uint64_t *out)
 {
 	return hash_cached(fd, off, len, out, NULL);
+}
+
+int hash_fd_into(XXH3_state_t *st, int fd, off_t off, uint64_t len)
+{
+	return hash_cached_into(st, fd, off, len, NULL);
 }
 
 int hash_fd_until(int fd, off_t off, uint64_t len, bool direct,

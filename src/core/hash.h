@@ -23,6 +23,9 @@
  * shorter or is cut short meanwhile, -EIO for a page that cannot be read,
  * or -errno. */
 int hash_fd(int fd, off_t off, uint64_t len, uint64_t *out);
+/* The same, fed into st (which goes on from there): a receiver's hash of
+ * a kept prefix that the bytes arriving after it continue. */
+int hash_fd_into(XXH3_state_t *st, int fd, off_t off, uint64_t len);
 
 /* hash_fd, or when direct the same through O_DIRECT (a second open of
  * fd's file: what the device holds, not the page cache; -EINVAL when the

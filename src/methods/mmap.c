@@ -169,6 +169,8 @@ static ssize_t mmap_recv(struct dnd_xfer *x, size_t len)
 			break;
 		got += (size_t)n;
 	}
+	/* The mapped pages are the landed file's, just written. */
+	xfer_hash_inline(x, (char *)map + delta, got);
 	io_munmap(&x->out.sc, map, delta + want);
 	return (ssize_t)got;
 }
@@ -235,7 +237,7 @@ const struct dnd_method method_mmap = {
 	.name = "mmap",
 	.send_help = "mmap() a window of the source, write() it to the socket",
 	.recv_help = "fallocate()+mmap() a window of the file, read() into it",
-	.flags = DND_M_USERBUF | DND_M_USERSOCK,
+	.flags = DND_M_USERBUF | DND_M_USERSOCK | DND_M_RECVBUF,
 	.nbuf = 1,
 	.check = mmap_check,
 	.setup = mmap_setup,

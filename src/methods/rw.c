@@ -138,6 +138,7 @@ static ssize_t rw_recv(struct dnd_xfer *x, size_t len)
 	n = io_read(&x->out.sc, x->sock, p->buf, len < p->len ? len : p->len);
 	if (n <= 0)
 		return n == 0 ? 0 : xfer_fail(x, (int)n, "read socket");
+	xfer_hash_inline(x, p->buf, (size_t)n);
 	return rw_put(x, p->buf, (size_t)n);
 }
 
@@ -165,7 +166,7 @@ const struct dnd_method method_rw = {
 	.name = "rw",
 	.send_help = "read() the source into a buffer, write() it to the socket",
 	.recv_help = "read() the socket into a buffer, write() it to the file",
-	.flags = DND_M_USERBUF | DND_M_USERSOCK,
+	.flags = DND_M_USERBUF | DND_M_USERSOCK | DND_M_RECVBUF,
 	.nbuf = 1,
 	.check = rw_check,
 	.setup = rw_setup,

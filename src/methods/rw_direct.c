@@ -389,6 +389,7 @@ static int rwd_flush(struct dnd_xfer *x, struct rwd_priv *p, off_t at)
 ssize_t rwd_recv(struct dnd_xfer *x, size_t len)
 {
 	struct rwd_priv *p = x->priv;
+	char *buf;
 	ssize_t n;
 	off_t at;
 	int r;
@@ -402,10 +403,13 @@ ssize_t rwd_recv(struct dnd_xfer *x, size_t len)
 
 		p->lim = head ? RWD_ALIGN - head : p->len;
 	}
-	n = io_read(&x->out.sc, x->sock, p->mem + p->cur * p->len + p->fill,
+	buf = p->mem + p->cur * p->len + p->fill;
+	n = io_read(&x->out.sc, x->sock, buf,
 		    len < p->lim - p->fill ? len : p->lim - p->fill);
 	if (n <= 0)
 		return n == 0 ? 0 : xfer_fail(x, (int)n, "read socket");
+	/* The buffer is what O_DIRECT writes: its hash is the landed one. */
+	xfer_hash_inline(x, buf, (size_t)n);
 	/* x->pos is the offset of these n bytes until we return. */
 	at = x->pos - (off_t)p->fill;
 	p->fill += (size_t)n;

@@ -161,6 +161,8 @@ static ssize_t tm_map(struct dnd_xfer *x, size_t want, struct tm_left *left)
 	left->skip = zc.recv_skip_hint;
 	left->inq = zc.inq;
 	if (zc.length) {
+		/* The mapped pages are what arrived: read once more here. */
+		xfer_hash_inline(x, p->map, zc.length);
 		r = io_write_all(&x->out.sc, x->fd, p->map, zc.length);
 		if (r)
 			return xfer_fail(x, r, "write file");
@@ -182,6 +184,7 @@ static ssize_t tm_copy(struct dnd_xfer *x, size_t n)
 	if (m <= 0)
 		return m == 0 || m == -EAGAIN ? m :
 		       xfer_fail(x, (int)m, "recv socket");
+	xfer_hash_inline(x, p->buf, (size_t)m);
 	r = io_write_all(&x->out.sc, x->fd, p->buf, (size_t)m);
 	if (r)
 		return xfer_fail(x, r, "write file");
@@ -286,7 +289,7 @@ const struct dnd_method method_tcpmmap = {
 	.send_help = NULL,
 	.recv_help = "TCP_ZEROCOPY_RECEIVE maps pages, write() them; recv() "
 		     "the rest",
-	.flags = DND_M_ZEROCOPY,
+	.flags = DND_M_ZEROCOPY | DND_M_RECVBUF,
 	.nbuf = 1,
 	.probe = tm_probe,
 	.setup = tm_setup,

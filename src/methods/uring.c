@@ -132,7 +132,7 @@ static void uring_queue_drain(struct dnd_xfer *x)
 	     p->slot[a + k].state == URING_FULL && p->slot[a + k].len; k++)
 		;
 	/* Once each: after a short drain the slots behind it go again. */
-	for (unsigned int i = a; x->cfg->sender && i < a + k; i++)
+	for (unsigned int i = a; i < a + k; i++)
 		if (!p->slot[i].hashed) {
 			xfer_hash_inline(x, p->slot[i].buf, p->slot[i].len);
 			p->slot[i].hashed = true;
@@ -444,7 +444,8 @@ const struct dnd_method method_uring = {
 	.send_help = "io_uring READ_FIXED into registered buffers, SEND_ZC "
 		     "(or SEND)",
 	.recv_help = "io_uring RECV into registered buffers, WRITE_FIXED",
-	.flags = DND_M_USERBUF | DND_M_ZEROCOPY | DND_M_ACKWAIT,
+	.flags = DND_M_USERBUF | DND_M_ZEROCOPY | DND_M_ACKWAIT |
+		 DND_M_RECVBUF,
 	.nbuf = URING_QD_DEFAULT,
 	.probe = uring_probe,
 	.setup = uring_setup,

@@ -231,6 +231,7 @@ static ssize_t vms_recv(struct dnd_xfer *x, size_t len)
 			break;
 		got += (size_t)n;
 	}
+	xfer_hash_inline(x, buf, got);
 	return got ? vms_put(x, buf, got) : 0;
 }
 
@@ -238,7 +239,7 @@ const struct dnd_method method_vmsplice = {
 	.name = "vmsplice",
 	.send_help = "read() into a buffer, vmsplice() it -> pipe -> socket",
 	.recv_help = "read() a full buffer, vmsplice() it -> pipe -> file",
-	.flags = DND_M_PIPE | DND_M_USERBUF,
+	.flags = DND_M_PIPE | DND_M_USERBUF | DND_M_RECVBUF,
 	.nbuf = 1,
 	.probe = vms_probe,
 	.check = vms_check,

@@ -27,6 +27,9 @@ struct xfer_cfg;
 					 * user memory (io_read/io_write/
 					 * io_recv/io_send): it runs keyed
 					 * without kernel TLS (core/chan.h) */
+#define DND_M_RECVBUF	(1u << 5)	/* the receiver's bytes pass through
+					 * user memory, in order: it hashes
+					 * them there (xfer_hash_inline) */
 
 struct dnd_method {
 	const char *name;

@@ -143,6 +143,15 @@ static void report_headline(FILE *f, const struct dnd_result *r)
 		fprintf(f, " to the last byte sent; no confirmation came\n\n");
 }
 
+/* How a receiver verified, after "verified" in the text report. */
+static const char *report_verify_kind(const struct dnd_result *r)
+{
+	if (!r->verify_kind)
+		return "";
+	return !strcmp(r->verify_kind, "as-received") ? " as received" :
+	       " by reading back the landed file";
+}
+
 void report_text(FILE *f, const struct dnd_result *r)
 {
 	char a[32], b[32];
@@ -206,8 +215,9 @@ void report_text(FILE *f, const struct dnd_result *r)
 	if (r->error[0])
 		fprintf(f, "  verify: FAILED: %s\n", r->error);
 	else if (r->hash_valid)
-		fprintf(f, "  verify: %s%s (xxh3 %016llx, %llu bytes; %s)\n",
-			r->verdict, r->tls.on ? " and authenticated" : "",
+		fprintf(f, "  verify: %s%s%s (xxh3 %016llx, %llu bytes; %s)\n",
+			r->verdict, report_verify_kind(r),
+			r->tls.on ? " and authenticated" : "",
 			(unsigned long long)r->hash,
 			(unsigned long long)r->bytes, r->tls.on ? "TLS 1.3" :
 			"catches accidents, not attackers: use --key");
@@ -322,6 +332,8 @@ void report_json(FILE *f, const struct dnd_result *r)
 	json_bool(&j, "ok", !r->error[0]);
 	json_str(&j, "error", r->error[0] ? r->error : NULL);
 	json_str(&j, "verdict", r->error[0] ? "failed" : r->verdict);
+	if (r->verify_kind)
+		json_str(&j, "verify", r->verify_kind);
 	if (r->hash_valid) {
 		char h[24];
 

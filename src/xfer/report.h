@@ -35,6 +35,9 @@ struct dnd_result {
 	bool have_tcp;
 	struct tcp_info tcp;
 	const char *verdict;	/* "verified", "counted", "unchecked" */
+	const char *verify_kind;	/* receiver: "as-received" (the bytes
+					 * hashed as they arrived), "readback"
+					 * (the landed file read back); NULL */
 	bool hash_valid;
 	uint64_t hash;
 	bool raw;

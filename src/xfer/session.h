@@ -57,6 +57,13 @@ struct session_link {
 	struct dnd_result *res;	/* server: a copy of the result, if set */
 };
 
+/* How a verifying receiver hashes what landed (--verify). */
+enum {
+	DND_VERIFY_RECEIVED = 0,	/* the bytes as they arrive, where they
+					 * pass through memory; else read back */
+	DND_VERIFY_READBACK,		/* the landed file, read back after */
+};
+
 struct session_opts {
 	bool sender;
 	const char *host;	/* sender: where to connect */
@@ -77,6 +84,7 @@ struct session_opts {
 	bool truncate;		/* -t */
 	bool raw;		/* --raw: no framing, no verification */
 	bool verify;		/* false with --no-verify */
+	unsigned int verify_how;	/* receiver, --verify: DND_VERIFY_* */
 	bool json;
 	bool seed_line;		/* the 2006 form: its report line as it was */
 	bool verbose;		/* -v: the report's lines after a failure too */

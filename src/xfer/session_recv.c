@@ -15,6 +15,7 @@
 #include "core/hash.h"
 #include "core/log.h"
 #include "core/net.h"
+#include "xfer/method.h"
 #include "xfer/session_link.h"
 #include "xfer/session_streams.h"
 #include "xfer/session_types.h"
@@ -79,6 +80,42 @@ static int recv_reserve(struct session *s)
 	return r ? session_fail(s, "%s", err) : 0;
 }
 
+/* Whether this receiver compares a hash of what landed with the sender's. */
+static bool recv_verifies(const struct session *s)
+{
+	return s->o->verify && s->end.ep == DND_EP_FILE;
+}
+
+/*
+ * Whether it hashes the bytes as they arrive (--verify received) instead
+ * of reading the landed file back: its method holds them in user memory,
+ * in file order, and one stream brings them (XXH3 runs from the first
+ * byte to the last; -P N streams land their ranges at once).
+ */
+static bool recv_as_received(const struct session *s)
+{
+	return recv_verifies(s) && s->o->verify_how == DND_VERIFY_RECEIVED &&
+	       s->n == 1 && s->o->m->flags & DND_M_RECVBUF;
+}
+
+/* The kept prefix's hash. Verifying as received it also starts the whole
+ * file's hash (s->hash), which the bytes arriving after it continue. */
+static int recv_prefix_hash(struct session *s, uint64_t kept, uint64_t *h)
+{
+	int r;
+
+	if (!recv_as_received(s))
+		return hash_fd(s->end.fd, 0, kept, h);
+	s->hash = XXH3_createState();
+	if (!s->hash)
+		return -ENOMEM;
+	XXH3_64bits_reset(s->hash);
+	r = hash_fd_into(s->hash, s->end.fd, 0, kept);
+	if (!r)
+		*h = XXH3_64bits_digest(s->hash);
+	return r;
+}
+
 /* Opens the landing; with --resume maybe on a kept prefix. 0 or 1. */
 static int recv_land(struct session *s, const struct dnd_hdr *h,
 		     struct dnd_accept *a)
@@ -108,7 +145,7 @@ static int recv_land(struct session *s, const struct dnd_hdr *h,
 	if (o->link && o->link->server && recv_reserve(s))
 		return 1;
 	if (kept) {
-		r = hash_fd(s->end.fd, 0, kept, &a->prefix_hash);
+		r = recv_prefix_hash(s, kept, &a->prefix_hash);
 		if (r)
 			return session_fail(s, "cannot read the kept partial "
 					    "file: %s", strerror(-r));
@@ -177,7 +214,7 @@ static int recv_open(struct session *s)
 	if (recv_refusal(s) || (s->end.landing && recv_land(s, &h, &a)))
 		return 1;
 	/* A sender hashes only for a receiver that will compare. */
-	if (s->o->verify && s->end.ep == DND_EP_FILE)
+	if (recv_verifies(s))
 		a.flags |= DND_AF_VERIFY;
 	if (session_sent(s, proto_send_accept(s->sock[0], &a), "accept"))
 		return 1;
@@ -223,6 +260,28 @@ static void recv_rehash_start(struct xfer *t, void *arg)
 			   s->o->direct);
 }
 
+/*
+ * How what landed will be hashed, said in the report: as it arrives
+ * (s->hash, which stream 0's method feeds; from the kept prefix's state
+ * when resuming), or read back from the landed file once it is all
+ * written. 0 or 1.
+ */
+static int recv_hash_plan(struct session *s)
+{
+	if (recv_as_received(s)) {
+		if (!s->hash && !(s->hash = XXH3_createState()))
+			return session_fail(s, "out of memory");
+		if (!s->start)	/* nothing kept, or the kept prefix differed */
+			XXH3_64bits_reset(s->hash);
+		s->res.verify_kind = "as-received";
+	} else if (recv_verifies(s)) {
+		s->t.before_sync = recv_rehash_start;
+		s->t.before_sync_arg = s;
+		s->res.verify_kind = "readback";
+	}
+	return 0;
+}
+
 /* Checks the trailer against what landed; fills the reply. 0 or 1. */
 static int recv_verify(struct session *s, struct dnd_end *rep)
 {
@@ -233,7 +292,10 @@ static int recv_verify(struct session *s, struct dnd_end *rep)
 	int r;
 
 	rep->bytes = total;
-	if (s->o->verify && s->end.ep == DND_EP_FILE) {
+	if (s->hash) {
+		rep->hash = XXH3_64bits_digest(s->hash);
+		rep->flags = DND_TF_HASH;
+	} else if (recv_verifies(s)) {
 		r = session_hash_get(s, s->end.fd, 0, total, s->o->direct,
 				     &rep->hash);
 		if (r) {
@@ -364,12 +426,8 @@ static int recv_talk(struct session *s, struct dnd_end *rep)
 		return 1;
 	close(s->lfd);
 	s->lfd = -1;
-	if (session_setup_method(s))
+	if (recv_hash_plan(s) || session_setup_method(s))
 		return 1;
-	if (o->verify && s->end.ep == DND_EP_FILE) {
-		s->t.before_sync = recv_rehash_start;
-		s->t.before_sync_arg = s;
-	}
 	if (session_payload(s) || session_stopped(s))
 		return 1;	/* session_cleanup() stops the re-read */
 	if (recv_verify(s, rep) || session_stopped(s))

@@ -48,7 +48,8 @@ struct session {
 	struct xfer t;		/* the driver's transfer */
 	struct dnd_result res;
 	struct dnd_land land;
-	XXH3_state_t *hash;	/* sender: the payload hashed as it passes */
+	XXH3_state_t *hash;	/* the payload hashed as it passes (the sender;
+				 * a receiver verifying as received) */
 	bool peer_verifies;	/* sender: the accept said DND_AF_VERIFY */
 	bool ack_now;		/* receiver: the plan said DND_PF_ACKNOW */
 	enum session_owed owe;	/* receiver */

@@ -79,8 +79,10 @@ struct dnd_xfer {
 	int fd;			/* source (sender) or sink (receiver) */
 	off_t pos;		/* file offset of the next payload byte */
 	uint64_t done;		/* payload bytes this stream moved */
-	/* Non-NULL when the source cannot be read twice: methods that pass
-	 * data through user memory hash it as it goes (xfer_hash_inline). */
+	/* Non-NULL when the payload is hashed as it passes (a source that
+	 * cannot be read twice, a file sent in order, a receiver verifying
+	 * as received): methods that pass data through user memory hash it
+	 * there (xfer_hash_inline). */
 	XXH3_state_t *hash;
 	void *priv;		/* method state; freed by teardown */
 	struct xfer_out out;

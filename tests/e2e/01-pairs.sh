@@ -21,7 +21,7 @@ pair() {
 	cmp -s "$T/src.$size" "$dst" || fail "$sm -> $rm, $size bytes: data differs"
 	grep -q "verify: verified (xxh3 [0-9a-f]*, $size bytes; catches accidents, not attackers: use --key)" "$T/s.log" ||
 		fail "$sm -> $rm: sender did not report verified: $(cat "$T/s.log")"
-	grep -q "verify: verified (xxh3 [0-9a-f]*, $size bytes; catches accidents, not attackers: use --key)" "$T/r.log" ||
+	grep -q "verify: verified $(recv_kind "$rm") (xxh3 [0-9a-f]*, $size bytes; catches accidents, not attackers: use --key)" "$T/r.log" ||
 		fail "$sm -> $rm: receiver did not report verified: $(cat "$T/r.log")"
 	n=$((n + 1))
 }

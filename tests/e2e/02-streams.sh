@@ -56,7 +56,7 @@ for sm in rw mmap sendfile splice vmsplice; do
 	rm -f "$T/z"
 	xfer "-c 127.0.0.1 -m $sm -b 256Ki --pipe-size 1Mi -l $((5 * 1048576 + 7)) /dev/zero" "-m rw $T/z"
 	[ "$SRC" = 0 ] && [ "$RRC" = 0 ] || fail "zero -> file $sm: $(cat "$T/s.log" "$T/r.log")"
-	grep -q "verify: verified" "$T/r.log" || fail "zero -> file $sm: $(cat "$T/r.log")"
+	grep -q "verify: verified as received " "$T/r.log" || fail "zero -> file $sm: $(cat "$T/r.log")"
 	cmp -s -n $((5 * 1048576 + 7)) /dev/zero "$T/z" || fail "zero -> file $sm: not zeros"
 	[ "$(stat -c %s "$T/z")" = $((5 * 1048576 + 7)) ] || fail "zero -> file $sm: size"
 	# rw reads /dev/zero into its buffer once, then writes it 21 times.
@@ -106,7 +106,7 @@ for sm in rw vmsplice splice; do
 	[ "$SRC" = 0 ] && [ "$RRC" = 0 ] || fail "stdin -> file $sm: $(cat "$T/s.log" "$T/r.log")"
 	cmp -s "$T/src" "$T/dst" || fail "stdin -> file $sm: data differs"
 	grep -q "verify: verified" "$T/s.log" || fail "stdin -> file $sm: not verified: $(cat "$T/s.log")"
-	grep -q "verify: verified" "$T/r.log" || fail "stdin -> file $sm: receiver not verified"
+	grep -q "verify: verified as received " "$T/r.log" || fail "stdin -> file $sm: receiver not verified"
 	[ "$sm" = splice ] && ! grep -q "syscalls:.*tee" "$T/s.log" &&
 		fail "splice from a pipe hashed without tee: $(cat "$T/s.log")"
 done

@@ -24,7 +24,7 @@ run() {
 	want=$(xxhsum -H3 "$D/dst" 2>/dev/null | grep -oE '[0-9a-f]{16}' | head -n1)
 	grep -q "verify: verified (xxh3 $want, $n bytes; catches accidents, not attackers: use --key)" "$T/s.log" ||
 		fail "-P $p $sm -> $rm: sender's verdict: $(cat "$T/s.log")"
-	grep -q "verify: verified (xxh3 $want, $n bytes; catches accidents, not attackers: use --key)" "$T/r.log" ||
+	grep -q "verify: verified $(recv_kind "$rm" "$p") (xxh3 $want, $n bytes; catches accidents, not attackers: use --key)" "$T/r.log" ||
 		fail "-P $p $sm -> $rm: receiver's verdict: $(cat "$T/r.log")"
 	if [ "$p" -gt 1 ]; then
 		[ "$(grep -c '^  stream [0-9]*:' "$T/s.log")" = "$p" ] ||

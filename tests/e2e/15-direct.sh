@@ -21,7 +21,7 @@ land() {
 				"bytes, -P $p: $SRC/$RRC: $(cat "$T/s.log" "$T/r.log")"
 			cmp -s "$T/src" "$dir/dst" ||
 				fail "$dir, $sz bytes, -P $p: the landed file differs"
-			grep -q "verify: verified" "$T/r.log" ||
+			grep -q "verify: verified $(recv_kind rw "$p") " "$T/r.log" ||
 				fail "not verified: $(cat "$T/r.log")"
 			# 16 in flight in all: -P 3 streams share them.
 			q=$((p == 1 ? 16 : 5))

@@ -18,7 +18,7 @@ run() {
 	[ "$SRC" = 0 ] && [ "$RRC" = 0 ] ||
 		fail "-P $1: exits $SRC/$RRC: $(cat "$T/s.log" "$T/r.log")"
 	cmp "$2" "$D/dst" || fail "-P $1: the landed file differs"
-	grep -q "verify: verified (xxh3 [0-9a-f]*, $(stat -c %s "$2") bytes; catches accidents, not attackers: use --key)" \
+	grep -q "verify: verified $(recv_kind rw "$1") (xxh3 [0-9a-f]*, $(stat -c %s "$2") bytes; catches accidents, not attackers: use --key)" \
 		"$T/r.log" || fail "-P $1: receiver's verdict: $(cat "$T/r.log")"
 	[ "$(grep -c '^  stream [0-9]*:' "$T/s.log")" = "$1" ] || [ "$1" = 1 ] ||
 		fail "-P $1: not one report line per stream: $(cat "$T/s.log")"

@@ -21,7 +21,7 @@ pair() {
 	[ "$SRC" = 0 ] && [ "$RRC" = 0 ] ||
 		fail "$sargs -> $rm, $size bytes: send $SRC recv $RRC: $(cat "$T/s.log" "$T/r.log")"
 	cmp -s "$T/src.$size" "$T/dst" || fail "$sargs -> $rm, $size bytes: data differs"
-	grep -q "verify: verified (xxh3 [0-9a-f]*, $size bytes; catches accidents, not attackers: use --key)" "$T/r.log" ||
+	grep -q "verify: verified $(recv_kind "$rm") (xxh3 [0-9a-f]*, $size bytes; catches accidents, not attackers: use --key)" "$T/r.log" ||
 		fail "$sargs -> $rm: receiver did not verify: $(cat "$T/r.log")"
 	# Every send call completes exactly once; bytes are copied or not.
 	jq -e --argjson n "$size" '.ok and .verdict == "verified" and

@@ -32,17 +32,19 @@ ok "keyed one-shot: $n method pairs at -P 1 and 4, byte-exact, through TLS"
 xfer "-c 127.0.0.1 --key $T/key $T/src" "--key $T/key $T/said"
 [ "$SRC" = 0 ] && [ "$RRC" = 0 ] || fail "keyed: send $SRC recv $RRC: $(cat "$T/s.log" "$T/r.log")"
 h=$(grep -o 'xxh3 [0-9a-f]*' "$T/s.log" | head -1)
+# The receiver also says how it verified (dnd(1), --verify).
+how() { [ "$1" = r ] && echo " $(recv_kind rw)"; }
 for l in s r; do
 	grep -qE "^  tls: TLSv1\.3 TLS_AES_128_GCM_SHA256 x25519, auth psk, kernel TLS: $k" "$T/$l.log" ||
 		fail "$l: no tls line: $(cat "$T/$l.log")"
-	grep -qxF "  verify: verified and authenticated ($h, 3000000 bytes; TLS 1.3)" "$T/$l.log" ||
+	grep -qxF "  verify: verified$(how $l) and authenticated ($h, 3000000 bytes; TLS 1.3)" "$T/$l.log" ||
 		fail "$l: verify line: $(cat "$T/$l.log")"
 done
 xfer "-c 127.0.0.1 $T/src" "$T/clear"
 [ "$SRC" = 0 ] && [ "$RRC" = 0 ] || fail "keyless: send $SRC recv $RRC: $(cat "$T/s.log" "$T/r.log")"
 for l in s r; do
 	grep -q "tls:" "$T/$l.log" && fail "$l: a tls line without a key: $(cat "$T/$l.log")"
-	grep -qxF "  verify: verified ($h, 3000000 bytes; catches accidents, not attackers: use --key)" "$T/$l.log" ||
+	grep -qxF "  verify: verified$(how $l) ($h, 3000000 bytes; catches accidents, not attackers: use --key)" "$T/$l.log" ||
 		fail "$l: keyless verify line: $(cat "$T/$l.log")"
 done
 ok "each end says what it proved: TLS 1.3 and psk with a key, accidents only without"
@@ -122,7 +124,7 @@ cmp -s "$T/big" "$D/dst" || fail "the resumed file differs"
 for l in s r; do
 	grep -qxF "  resumed: $KEPT bytes kept from an earlier try, $((SIZE - KEPT)) sent now" "$T/$l.log" ||
 		fail "$l: not resumed from $KEPT: $(cat "$T/$l.log")"
-	grep -q "^  verify: verified and authenticated (xxh3 [0-9a-f]*, $((SIZE - KEPT)) bytes; TLS 1.3)$" "$T/$l.log" ||
+	grep -q "^  verify: verified$(how $l) and authenticated (xxh3 [0-9a-f]*, $((SIZE - KEPT)) bytes; TLS 1.3)$" "$T/$l.log" ||
 		fail "$l: verify line: $(cat "$T/$l.log")"
 done
 ok "--resume keyed: $KEPT bytes kept, the rest sent through TLS, byte-exact"
@@ -138,7 +140,7 @@ expect_exit 0 "$DND" send -c 127.0.0.1 -p "$PORT" --key "$T/key" -P 4 --to pushe
 expect_out "verify: verified and authenticated"
 cmp -s "$T/src" "$S/pushed" || fail "keyed push -P 4 differs"
 expect_exit 0 "$DND" recv -c 127.0.0.1 -p "$PORT" --key "$T/key" -P 4 --from pushed "$T/pulled"
-expect_out "verify: verified and authenticated"
+expect_out "verify: verified $(recv_kind rw 4) and authenticated"
 cmp -s "$T/src" "$T/pulled" || fail "keyed pull -P 4 differs"
 # Both sessions' lines before the stop (a session past --grace is killed).
 for _ in $(seq 1 200); do

@@ -53,9 +53,11 @@ for p in 1 4; do
 	[ "$SRC" = 0 ] && [ "$RRC" = 0 ] || fail "-P $p: send $SRC recv $RRC: $(cat "$T/s.log" "$T/r.log")"
 	cmp -s "$T/src" "$D/good" || fail "-P $p: the landed file differs"
 	for l in s r; do
+		how=
+		[ "$l" = r ] && how=" $(recv_kind rw "$p")"
 		grep -q "^  tls: TLSv1.3 TLS_AES_128_GCM_SHA256 x25519, auth cert, kernel TLS: " "$T/$l.log" ||
 			fail "$l: no tls line with auth cert: $(cat "$T/$l.log")"
-		grep -q "^  verify: verified and authenticated (xxh3 [0-9a-f]*, 3000000 bytes; TLS 1.3)$" "$T/$l.log" ||
+		grep -q "^  verify: verified$how and authenticated (xxh3 [0-9a-f]*, 3000000 bytes; TLS 1.3)$" "$T/$l.log" ||
 			fail "$l: verify line: $(cat "$T/$l.log")"
 	done
 	rm "$D/good"
@@ -103,7 +105,7 @@ expect_out "verified and authenticated"
 cmp -s "$T/src" "$S/pushed" || fail "push -P 4 with certificates differs"
 rm -f "$T/back"
 expect_exit 0 "$DND" recv -c 127.0.0.1 -p "$PORT" $(as snd) -P 4 --from pushed "$T/back"
-expect_out "verified and authenticated"
+expect_out "verified $(recv_kind rw 4) and authenticated"
 cmp -s "$T/src" "$T/back" || fail "pull -P 4 with certificates differs"
 expect_exit 1 "$DND" send -c 127.0.0.1 -p "$PORT" $(as old) --to stale "$T/src"
 expect_out "dnd: authentication failed: the server refused our certificate: it has expired; renew --cert"

@@ -100,12 +100,15 @@ xfer "-c 127.0.0.1 --json -m splice $T/src" "--json -m splice $T/dst"
 [ "$SRC" = 0 ] && [ "$RRC" = 0 ] || fail "transfer: $(cat "$T/s.log" "$T/r.log")"
 json_of "$T/s.log" >"$T/report.jsonl"
 json_of "$T/r.log" >>"$T/report.jsonl"
+# splice never holds the bytes: its receiver reads the landed file back.
+grep -q '"verify":"readback"' "$T/r.log" || fail "splice receiver: $(cat "$T/r.log")"
 # Keyed: the "tls" object on both ends (null in the others).
 (umask 077; "$DND" serve --new-key "$T/key" 2>/dev/null) || fail "--new-key"
 xfer "-c 127.0.0.1 --json --key $T/key $T/src" "--json --key $T/key $T/dstk"
 [ "$SRC" = 0 ] && [ "$RRC" = 0 ] || fail "keyed transfer: $(cat "$T/s.log" "$T/r.log")"
 keep_reports keyed '"tls":\{"version":"TLSv1\.3","cipher":"TLS_AES_128_GCM_SHA256","group":"x25519","auth":"psk","ktls_tx":'
 grep -q '"tls":null' "$T/report.jsonl" || fail "keyless reports have no \"tls\":null"
+grep -q '"verify":"as-received"' "$T/r.log" || fail "rw receiver: $(cat "$T/r.log")"
 next_port
 expect_exit 1 "$DND" send --json -c 127.0.0.1 -p "$PORT" --connect-timeout 0 "$T/src"
 echo "$OUT" | grep '^{' >>"$T/report.jsonl"

@@ -214,6 +214,17 @@ STAMP='[0-9]\{4\}-[01][0-9]-[0-3][0-9]T[0-2][0-9]:[0-5][0-9]:[0-6][0-9]\.[0-9]\{
 # listening on ..." and messages).
 json_of() { grep '^{' "$1"; }
 
+# recv_kind METHOD [P]: how a verifying receiver of -m METHOD over P streams
+# says it verified (dnd(1), --verify received): as received where the method
+# holds the bytes in memory and one stream brings them in order; else by
+# reading the landed file back.
+recv_kind() {
+	case $1:${2:-1} in
+	rw:1 | uring:1 | vmsplice:1 | mmap:1 | tcpmmap:1) echo "as received" ;;
+	*) echo "by reading back the landed file" ;;
+	esac
+}
+
 # Hand-made protocol messages (src/core/proto.h), in one place:
 # msg_hdr LEN [IDENT]: the opening of a one-stream transfer of LEN payload
 # bytes from a source of identity IDENT (default 0: none, as a pipe's)

@@ -1,0 +1,136 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# How a receiver verifies (issue 23, --verify): the report names the kind
+# for every receive method, at -P 1 and 4 (text and JSON); a receiver that
+# verifies as received never reads the landed file back (strace), while
+# --verify readback does; a byte changed on the way is still caught as
+# received; --verify's usage errors.
+. "$(dirname "$0")/lib.sh"
+command -v jq >/dev/null || skip "jq is not installed"
+
+usable() { "$DND" probe --require "$1" >/dev/null 2>&1; }
+
+SIZE=$(((3 << 20) + 5))
+random_file "$T/src" "$SIZE"
+D="$T/land"
+mkdir "$D"
+
+# kind P RECV-ARGS WANT-TEXT WANT-JSON: one push, checked.
+kind() {
+	local p=$1 rargs=$2 text=$3 json=$4
+	rm -f "$D/dst"
+	xfer "-c 127.0.0.1 -P $p $T/src" "--json $rargs $D/dst"
+	[ "$SRC" = 0 ] && [ "$RRC" = 0 ] ||
+		fail "-P $p $rargs: $SRC/$RRC: $(cat "$T/s.log" "$T/r.log")"
+	cmp -s "$T/src" "$D/dst" || fail "-P $p $rargs: the landed file differs"
+	json_of "$T/r.log" | jq -e --arg k "$json" \
+		'.verdict == "verified" and .verify == $k' >/dev/null ||
+		fail "-P $p $rargs: not verified $json: $(cat "$T/r.log")"
+	# The text report, the same receiver without --json.
+	rm -f "$D/dst"
+	xfer "-c 127.0.0.1 -P $p $T/src" "$rargs $D/dst"
+	[ "$SRC" = 0 ] && [ "$RRC" = 0 ] ||
+		fail "-P $p $rargs: $SRC/$RRC: $(cat "$T/s.log" "$T/r.log")"
+	grep -qxE "  verify: verified $text \(xxh3 [0-9a-f]{16}, $SIZE bytes; catches accidents, not attackers: use --key\)" \
+		"$T/r.log" || fail "-P $p $rargs: not 'verified $text': $(cat "$T/r.log")"
+	# The sender cannot tell which: its line is as it was.
+	grep -qE "^  verify: verified \(xxh3 " "$T/s.log" ||
+		fail "-P $p $rargs: the sender's line: $(cat "$T/s.log")"
+}
+
+methods="rw vmsplice mmap splice"
+usable uring && methods="$methods uring"
+usable uring-splice && methods="$methods uring-splice"
+usable tcpmmap && methods="$methods tcpmmap"
+n=0
+for m in $methods; do
+	for p in 1 4; do
+		json=as-received
+		[ "$(recv_kind "$m" "$p")" = "as received" ] || json=readback
+		kind "$p" "-m $m" "$(recv_kind "$m" "$p")" "$json"
+		n=$((n + 1))
+	done
+done
+ok "$n receivers ($methods; -P 1 and 4) name how they verified"
+
+if usable uring; then
+	kind 1 --direct "as received" as-received
+	kind 4 --direct "by reading back the landed file" readback
+	kind 1 "--direct --verify readback" "by reading back the landed file" readback
+	ok "--direct verifies its buffers as received; --verify readback reads the device"
+fi
+kind 1 "--verify readback" "by reading back the landed file" readback
+kind 1 "-m mmap --verify received" "as received" as-received
+ok "--verify readback reads the landed file back; --verify received is the default"
+
+# The landed file is read back (mapped or pread) only when asked: strace
+# shows the file's descriptor, beneath $D, in no mmap or pread64 of a
+# receiver that verified as received. The readback runs prove the check
+# would see it.
+if command -v strace >/dev/null; then
+	# traced NAME RECV-ARGS: the receiver's calls on files beneath $D.
+	traced() {
+		rm -f "$D/dst"
+		next_port
+		ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 \
+			strace -f -y -e trace=mmap,pread64,read -e signal=none \
+			-o "$T/st.$1" "$DND" recv -p "$PORT" $2 "$D/dst" \
+			>"$T/r.log" 2>&1 &
+		_pids+=("$!")
+		RPID=$!
+		wait_listen "$PORT"
+		"$DND" send -c 127.0.0.1 -p "$PORT" "$T/src" >"$T/s.log" 2>&1 ||
+			fail "strace'd $1: $(cat "$T/s.log")"
+		wait_recv
+		[ "$RRC" = 0 ] || fail "strace'd $1: exit $RRC: $(cat "$T/r.log")"
+		cmp -s "$T/src" "$D/dst" || fail "strace'd $1: the landed file differs"
+		grep -cE "^[0-9]+ +(mmap|pread64|read)\(.*<$D/" "$T/st.$1"
+	}
+	r=$(traced rw "-m rw")
+	[ "$r" = 0 ] || fail "rw as received read the landed file: $(grep "<$D/" "$T/st.rw")"
+	r=$(traced rw-back "-m rw --verify readback")
+	[ "$r" -gt 0 ] || fail "rw --verify readback: no read of the landed file: $(cat "$T/st.rw-back")"
+	if usable uring; then
+		r=$(traced direct --direct)
+		[ "$r" = 0 ] || fail "--direct as received read the landed file: $(grep "<$D/" "$T/st.direct")"
+		r=$(traced direct-back "--direct --verify readback")
+		[ "$r" -gt 0 ] || fail "--direct --verify readback: no read of the landed file"
+	fi
+	ok "as received, rw and --direct never read the landed file; --verify readback does"
+fi
+
+# A byte flipped on the way (keyless) is still caught as received: the
+# receiver's hash of what arrived differs from the sender's.
+need_py3
+MITM=$(dirname "$0")/mitm_tls.py
+for rargs in "-m rw" "-m vmsplice" "-m mmap" "--verify readback"; do
+	rm -f "$D/dst"
+	next_port
+	start_recv "$T/r.log" $rargs "$D/dst"
+	TPORT=$PORT
+	next_port
+	bg "$T/m.log" timeout 60 "$PY3" "$MITM" --timeout 40 "$PORT" 127.0.0.1 "$TPORT" flip $((1 << 20))
+	MPID=$BPID
+	wait_log "$T/m.log" '^ready' "the proxy did not start"
+	expect_exit 1 "$DND" send -c 127.0.0.1 -p "$PORT" "$T/src"
+	wait_recv
+	wait_for "$MPID" 20 || fail "the proxy exited $?"
+	grep -q '^flipped' "$T/m.log" || fail "$rargs: the proxy flipped nothing"
+	[ "$RRC" = 1 ] || fail "$rargs: a flipped byte: receiver exit $RRC: $(cat "$T/r.log")"
+	grep -qxE "dnd: hash mismatch: sent xxh3 [0-9a-f]{16}, landed [0-9a-f]{16}; $D/dst was not written" \
+		"$T/r.log" || fail "$rargs: no mismatch: $(cat "$T/r.log")"
+	no_leftovers "$D"
+done
+ok "a byte flipped on the way fails the transfer as received and read back, nothing lands"
+
+# Usage: exit 2, the fix named.
+expect_exit 2 "$DND" recv --verify readback --no-verify "$D/x"
+expect_out "dnd: --verify says how to verify; it cannot go with --no-verify: choose one"
+expect_exit 2 "$DND" recv --verify readback --raw "$D/x"
+expect_out "dnd: --verify says how to verify; it cannot go with --raw, which verifies nothing"
+expect_exit 2 "$DND" recv --verify disk "$D/x"
+expect_out "dnd: --verify 'disk': use received or readback"
+expect_exit 2 "$DND" send -c 127.0.0.1 --verify readback "$T/src"
+expect_out "dnd: --verify is the receiver's choice; the sender hashes what it sends"
+no_leftovers "$D"
+ok "--verify: with --no-verify or --raw, an unknown word, on the sender: usage errors"
