@@ -185,11 +185,7 @@ ok "an mmap source that shrinks is a short source, not 'Bad address'"
 # the report says how the file was synced.
 if command -v strace >/dev/null; then
 	next_port
-	strace -f -y -e trace=fsync,fdatasync -o "$T/st" \
-		"$DND" recv -p "$PORT" "$D/dst" >"$T/r.log" 2>&1 &
-	_pids+=("$!")
-	RPID=$!
-	wait_listen "$PORT"
+	start_recv_traced "$T/st" fsync,fdatasync "$T/r.log" "$D/dst"
 	"$DND" send -c 127.0.0.1 -p "$PORT" "$T/new" >"$T/s.log" 2>&1 ||
 		fail "strace'd transfer: $(cat "$T/s.log")"
 	wait_recv

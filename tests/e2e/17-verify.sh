@@ -72,13 +72,8 @@ if command -v strace >/dev/null; then
 	traced() {
 		rm -f "$D/dst"
 		next_port
-		ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 \
-			strace -f -y -e trace=mmap,pread64,read -e signal=none \
-			-o "$T/st.$1" "$DND" recv -p "$PORT" $2 "$D/dst" \
-			>"$T/r.log" 2>&1 &
-		_pids+=("$!")
-		RPID=$!
-		wait_listen "$PORT"
+		# shellcheck disable=SC2086
+		start_recv_traced "$T/st.$1" mmap,pread64,read "$T/r.log" $2 "$D/dst"
 		"$DND" send -c 127.0.0.1 -p "$PORT" "$T/src" >"$T/s.log" 2>&1 ||
 			fail "strace'd $1: $(cat "$T/s.log")"
 		wait_recv

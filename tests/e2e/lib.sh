@@ -58,6 +58,20 @@ start_recv() {
 	fail "dnd recv -p $PORT $* did not listen in 10 s: $(cat "$log")"
 }
 
+# start_recv_traced OUT CALLS LOG ARGS...: dnd recv -p $PORT ARGS under
+# strace -f -y -e trace=CALLS (its lines in OUT, no leak check: LeakSanitizer
+# cannot run under ptrace), in the background; sets RPID. Returns once it
+# listens.
+start_recv_traced() {
+	local out=$1 calls=$2 log=$3; shift 3
+	ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 \
+		strace -f -y -e trace="$calls" -e signal=none -o "$out" \
+		"$DND" recv -p "$PORT" "$@" >"$log" 2>&1 &
+	RPID=$!
+	_pids+=("$RPID")
+	wait_listen "$PORT"
+}
+
 # wait_for PID SEC: waits for PID (a child of this shell) at most SEC
 # seconds; returns its exit code, or 124 after killing it at the deadline.
 wait_for() {
