@@ -48,8 +48,8 @@ static const struct opt_word xfer_sync_words[] = {
 
 static const struct opt_word xfer_verify_words[] = {
 	{ "received", DND_VERIFY_RECEIVED, "hash the bytes as they arrive, "
-	  "where they pass through memory (no second read); splice and "
-	  "uring-splice, and -P above 1, read the landed file back" },
+	  "where they pass through memory (no second read; splice tees them "
+	  "aside); uring-splice, and -P above 1, read the landed file back" },
 	{ "readback", DND_VERIFY_READBACK, "read the landed file back and "
 	  "hash that: also checks what the disk (or, with --direct, the "
 	  "device) kept" },

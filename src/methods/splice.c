@@ -5,6 +5,12 @@
  *   recv: socket -> pipe -> file, the path Samba wanted in seed 003. Data
  *         from 1448-byte segments lands as partial pages, so a pipe of 16
  *         slots carries far less than 16 pages; --pipe-size helps (seed 003).
+ *         A receiver verifying as received tees each pipeful into a side
+ *         pipe and reads and hashes the copy: one copy, against reading
+ *         the landed file back after the last write. 1 GiB rw>splice to
+ *         /var/tmp, -b 1Mi -w 0 --pipe-size 1Mi, loaded VM, sender's total
+ *         in s (--no-verify / tee / read back), 7-8 alternating rounds:
+ *         medians 8.0 / 8.2 / 14.1; receiver CPU 0.69 / 0.67 / 1.49 s.
  */
 #include <sys/stat.h>
 #include <errno.h>
@@ -45,7 +51,7 @@ static int splice_check(const struct xfer_cfg *c, char *why, size_t len)
 	return 0;
 }
 
-/* The data pipe, and for a hashed pipe source a side pipe and a buffer. */
+/* The data pipe, and when hashing a side pipe and a buffer. */
 struct splice_priv {
 	struct dnd_pipe pipe;
 	struct dnd_pipe side;	/* tee'd copies, read back to hash */
@@ -74,18 +80,20 @@ static int splice_setup(struct dnd_xfer *x)
 	p->buf = malloc(p->side.size);
 	if (!p->buf)
 		return -ENOMEM;
-	snprintf(x->out.detail, sizeof(x->out.detail), "splice: the pipe "
-		 "source is hashed through tee(2) into a side pipe, read back");
+	snprintf(x->out.detail, sizeof(x->out.detail), "splice: the %s "
+		 "hashed through tee(2) into a side pipe, read back",
+		 x->cfg->sender ? "pipe source is" : "bytes received are");
 	return 0;
 }
 
 /*
- * A pipe source the sender must hash: tee() copies what the source holds
- * into the side pipe without consuming it, the copy is read and hashed,
- * and then exactly those bytes are spliced on. Returns how many bytes are
- * now known to be in the source (at most len), 0 at its end, or -errno.
+ * Bytes in the pipe from that must be hashed (a sender's pipe source, a
+ * receiver's data pipe): tee() copies them into the side pipe without
+ * consuming them, the copy is read and hashed, and then exactly those
+ * bytes are spliced on. Returns how many bytes are now known to be in the
+ * pipe (at most len), 0 at its end, or -errno.
  */
-static ssize_t splice_tee_hash(struct dnd_xfer *x, size_t len)
+static ssize_t splice_tee_hash(struct dnd_xfer *x, int from, size_t len)
 {
 	struct splice_priv *p = x->priv;
 	size_t got = 0;
@@ -93,9 +101,9 @@ static ssize_t splice_tee_hash(struct dnd_xfer *x, size_t len)
 
 	if (len > p->side.size)
 		len = p->side.size;
-	t = io_tee(&x->out.sc, x->fd, p->side.wr, len);
+	t = io_tee(&x->out.sc, from, p->side.wr, len);
 	if (t <= 0)
-		return t == 0 ? 0 : xfer_fail(x, (int)t, "tee source->side pipe");
+		return t == 0 ? 0 : xfer_fail(x, (int)t, "tee pipe->side pipe");
 	while (got < (size_t)t) {
 		ssize_t n = io_read(&x->out.sc, p->side.rd, p->buf + got,
 				    (size_t)t - got);
@@ -136,7 +144,7 @@ static ssize_t splice_send(struct dnd_xfer *x, size_t len)
 	int r;
 
 	if (x->hash) {
-		n = splice_tee_hash(x, want);
+		n = splice_tee_hash(x, x->fd, want);
 		if (n <= 0)
 			return n;
 		want = (size_t)n;
@@ -169,6 +177,12 @@ static ssize_t splice_recv(struct dnd_xfer *x, size_t len)
 		      len < x->cfg->bsz ? len : x->cfg->bsz, x->cfg->splice_flags);
 	if (n <= 0)
 		return n == 0 ? 0 : xfer_fail(x, (int)n, "splice socket->pipe");
+	/* Hashed as received: all n bytes, or what follows would be hashed
+	 * twice (tee copies from the head of the pipe). The side pipe is
+	 * empty and as large as the data pipe, so it takes them. */
+	if (x->hash && splice_tee_hash(x, p->pipe.rd, (size_t)n) != n)
+		return x->err ? x->err :
+		       xfer_fail(x, -EIO, "tee pipe->side pipe (short)");
 	r = splice_drain(x, x->fd, x->cfg->ep == DND_EP_FILE ? &off : NULL,
 			 (size_t)n, "splice pipe->file");
 	return r ? r : n;
@@ -191,7 +205,7 @@ const struct dnd_method method_splice = {
 	.name = "splice",
 	.send_help = "splice() source -> pipe -> socket",
 	.recv_help = "splice() socket -> pipe -> file",
-	.flags = DND_M_PIPE | DND_M_ZEROCOPY,
+	.flags = DND_M_PIPE | DND_M_ZEROCOPY | DND_M_RECVBUF,
 	.probe = splice_probe,
 	.check = splice_check,
 	.setup = splice_setup,

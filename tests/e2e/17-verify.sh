@@ -61,6 +61,12 @@ if usable uring; then
 fi
 kind 1 "--verify readback" "by reading back the landed file" readback
 kind 1 "-m mmap --verify received" "as received" as-received
+kind 1 "-m splice --verify readback" "by reading back the landed file" readback
+grep -q "note: splice: the bytes received are hashed through tee(2) into a side pipe, read back" "$T/r.log" &&
+	fail "splice --verify readback tees all the same: $(cat "$T/r.log")"
+kind 1 "-m splice" "as received" as-received
+grep -q "note: splice: the bytes received are hashed through tee(2) into a side pipe, read back" "$T/r.log" ||
+	fail "splice: no tee note: $(cat "$T/r.log")"
 ok "--verify readback reads the landed file back; --verify received is the default"
 
 # The landed file is read back (mapped or pread) only when asked: strace
@@ -98,7 +104,7 @@ fi
 # receiver's hash of what arrived differs from the sender's.
 need_py3
 MITM=$(dirname "$0")/mitm_tls.py
-for rargs in "-m rw" "-m vmsplice" "-m mmap" "--verify readback"; do
+for rargs in "-m rw" "-m vmsplice" "-m mmap" "-m splice" "--verify readback"; do
 	rm -f "$D/dst"
 	next_port
 	start_recv "$T/r.log" $rargs "$D/dst"

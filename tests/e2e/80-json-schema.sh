@@ -96,11 +96,11 @@ keep_reports() {
 		json_of "$T/$l.log" >>"$T/report.jsonl"
 	done
 }
-xfer "-c 127.0.0.1 --json -m splice $T/src" "--json -m splice $T/dst"
+xfer "-c 127.0.0.1 --json -m splice $T/src" "--json -m splice --verify readback $T/dst"
 [ "$SRC" = 0 ] && [ "$RRC" = 0 ] || fail "transfer: $(cat "$T/s.log" "$T/r.log")"
 json_of "$T/s.log" >"$T/report.jsonl"
 json_of "$T/r.log" >>"$T/report.jsonl"
-# splice never holds the bytes: its receiver reads the landed file back.
+# Asked to, the receiver reads the landed file back.
 grep -q '"verify":"readback"' "$T/r.log" || fail "splice receiver: $(cat "$T/r.log")"
 # Keyed: the "tls" object on both ends (null in the others).
 (umask 077; "$DND" serve --new-key "$T/key" 2>/dev/null) || fail "--new-key"

@@ -234,7 +234,7 @@ json_of() { grep '^{' "$1"; }
 # reading the landed file back.
 recv_kind() {
 	case $1:${2:-1} in
-	rw:1 | uring:1 | vmsplice:1 | mmap:1 | tcpmmap:1) echo "as received" ;;
+	rw:1 | uring:1 | vmsplice:1 | mmap:1 | tcpmmap:1 | splice:1) echo "as received" ;;
 	*) echo "by reading back the landed file" ;;
 	esac
 }
