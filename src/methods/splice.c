@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * splice: page references move through a pipe; no user copy on either side.
+ * splice: page references move through a pipe; no user copy on either side
+ * but the hash's (a pipe source's, a verifying receiver's: below).
  *   send: source -> pipe -> socket (file, /dev/zero or a pipe source).
  *   recv: socket -> pipe -> file, the path Samba wanted in seed 003. Data
  *         from 1448-byte segments lands as partial pages, so a pipe of 16
