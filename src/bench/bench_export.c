@@ -167,6 +167,8 @@ static void json_ref(FILE *f, const struct bench *b, const struct bench_ref *r)
 		json_mbps(&j, r->mbps, r->mbps_min, r->mbps_max);
 		if (r->usec_per_mb >= 0)
 			json_f64(&j, "cpu_us_per_mb", r->usec_per_mb);
+		json_f64(&j, "machine_steal_pct", r->steal_pct);
+		json_f64(&j, "machine_steal_max_pct", r->steal_max_pct);
 	}
 	json_end(&j);
 }
@@ -268,7 +270,9 @@ static void csv_ref(FILE *f, const struct bench *b, const struct bench_ref *x)
 	/* send/recv user/sys, per-side us/MB: not split for references. */
 	csv_empty(&r, 6);
 	csv_f64(&r, x->ok && x->usec_per_mb >= 0, x->usec_per_mb);
-	csv_empty(&r, 8 + NRATIO);	/* syscalls .. best_in_row */
+	csv_empty(&r, 4);	/* syscalls, machine busy */
+	csv_f64(&r, x->ok, x->steal_pct);
+	csv_empty(&r, 3 + NRATIO);	/* steal_run .. best_in_row */
 	csv_str(&r, x->key);
 	csv_str(&r, x->name);
 	csv_row_end(&r);

@@ -333,7 +333,8 @@ static void print_refs(FILE *f, const struct bench *b)
 			r->mbps, r->mbps_min, r->mbps_max, r->mbps * 8 / 1000);
 		if (r->usec_per_mb >= 0)
 			fprintf(f, ", CPU %.0f us/MB", r->usec_per_mb);
-		fputc('\n', f);
+		fprintf(f, ", steal %.1f%% (max %.1f%%)\n", r->steal_pct,
+			r->steal_max_pct);
 	}
 }
 

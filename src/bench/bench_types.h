@@ -129,10 +129,12 @@ struct bench_ref {
 	unsigned int n;
 	double v[BENCH_MAX_REPEAT];	/* MB/s of each sample */
 	double cpu[BENCH_MAX_REPEAT];	/* CPU us/MB of each sample */
+	double steal[BENCH_MAX_REPEAT];	/* machine steal % of each sample */
 	unsigned int pipe;		/* pipe ceiling: size asked, 0 default */
 	uint64_t bytes;			/* copy, device: per sample */
 	double mbps, mbps_min, mbps_max;
 	double usec_per_mb;		/* process CPU, both sides; <0 unknown */
+	double steal_pct, steal_max_pct; /* median and worst sample's steal */
 };
 
 struct bench_facts {
