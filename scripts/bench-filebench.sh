@@ -11,10 +11,7 @@ DND=${DND:-$here/dnd}
 SIZE=${1:-4g}
 ROUNDS=${2:-3}
 DIR=${3:-/var/tmp}
-if ! command -v fio >/dev/null; then
-	[ "$(id -u)" = 0 ] || { echo "bench-filebench: install fio" >&2; exit 2; }
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq fio >/dev/null
-fi
+command -v fio >/dev/null || "$here/scripts/deps.sh" bench
 W=$(mktemp -d "$DIR/dnd-fb.XXXXXX")
 trap 'rm -rf "$W"' EXIT
 # seed 000's job, verbatim but for the size, the directory and

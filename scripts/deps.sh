@@ -4,7 +4,8 @@
 # with, when any is missing: debian/control's Build-Depends (so that a fresh
 # machine can run dpkg-buildpackage too) and the tools the tests use. Quiet
 # and quick when everything is there already.
-# `deps.sh fuzz` also wants clang and its libFuzzer runtime (make fuzz).
+# `deps.sh fuzz` also wants clang and its libFuzzer runtime (make fuzz);
+# `deps.sh bench` fio and bc, which the scripts/bench-*.sh references use.
 set -eu
 cd "$(dirname "$0")/.."
 
@@ -29,6 +30,7 @@ xxhash netcat-openbsd iproute2 iperf3 strace gnuplot-nox jq
 man-db groff-base mandoc lintian python3 python3-jsonschema curl openssl"
 # libclang-rt-dev holds libFuzzer; clang only recommends it.
 [ "${1:-}" = fuzz ] && PKGS="$PKGS clang libclang-rt-dev"
+[ "${1:-}" = bench ] && PKGS="$PKGS fio bc"
 
 # One dpkg-query for all: it names the installed ones.
 # shellcheck disable=SC2086
