@@ -17,7 +17,10 @@
 # which first alternating from round to round. The source is hot, and
 # memory is warmed before every run that fills the page cache (bench_warm
 # in bench-lib.sh says why). Each figure carries the median steal of its
-# runs (/proc/stat, % of all CPUs); the verdicts are on ratios of medians.
+# runs (/proc/stat, % of all CPUs) and of the CPU others took meanwhile
+# (the machine's busy ticks less the run's own CPU: other programs, and
+# kernel threads such as writeback that no process is charged for); the
+# verdicts are on ratios of medians.
 # Usage: scripts/bench-wait.sh [SIZE=1Gi] [ROUNDS=5] [DIR=/var/tmp]
 # Env: ARGS, more options for both dnd ends (default none: dnd's defaults);
 # PIN=S,R pins the dnd senders to CPU S and receivers to CPU R; DND.
@@ -85,18 +88,32 @@ run_dnd() {
 	rm -f "$W/dst"
 }
 
-# The figures: a name each, its runs' seconds and steal in T_<i> and P_<i>.
+# The figures: a name each, its runs' seconds, steal and others' CPU in
+# T_<i>, P_<i> and O_<i>.
 names=("fio O_DIRECT write" "dnd rw>rw, recv --direct"
 	"dd bs=1M conv=fdatasync" "dnd rw>rw buffered"
 	"dnd file rw>rw verified" "dnd file rw>rw --no-verify"
 	"dnd zero>null verified" "dnd zero>null --no-verify")
-for i in "${!names[@]}"; do declare -a "T_$i=()" "P_$i=()"; done
-# one I: runs figure I once and records its seconds and steal. Every run
-# but zero -> null reads the hot source or fills the page cache: the
-# source is read again and memory warmed before it, untimed.
+for i in "${!names[@]}"; do declare -a "T_$i=()" "P_$i=()" "O_$i=()"; done
+# child_cpu VAR: sets VAR to the CPU seconds of this shell's finished
+# children so far (bash's times, run in this shell: in $(...) it would
+# count the subshell's children only).
+child_cpu() {
+	times >"$W/times"
+	printf -v "$1" '%s' "$(awk 'NR == 2 { for (i = 1; i <= 2; i++) {
+		split($i, x, /[ms]/); t += x[1] * 60 + x[2] } printf "%.3f", t }' \
+		"$W/times")"
+}
+
+# one I: runs figure I once and records its seconds, the steal and the
+# CPU the other programs took meanwhile (bench_other_pct: this host
+# reports no steal, but it is shared). Every run but zero -> null reads
+# the hot source or fills the page cache: the source is read again and
+# memory warmed before it, untimed.
 one() {
-	local a b
+	local a b c0 c1
 	[ "$1" -ge 6 ] || { cat "$W/src" >/dev/null; bench_warm "$bytes"; }
+	child_cpu c0
 	a=$(bench_ticks)
 	case $1 in
 	0) ref_fio ;;
@@ -109,9 +126,12 @@ one() {
 	7) run_dnd zero "-m rw --no-verify" "-m rw --no-verify" ;;
 	esac
 	b=$(bench_ticks)
-	local -n t=T_$1 p=P_$1
+	child_cpu c1
+	local -n t=T_$1 p=P_$1 o=O_$1
 	t+=("$SECS") p+=("$(bench_steal_pct "$a" "$b")")
-	printf '  %s: %s s (steal %s%%)' "${names[$1]}" "$SECS" "${p[-1]}" >&2
+	o+=("$(bench_other_pct "$a" "$b" "$(echo "$c1 - $c0" | bc)")")
+	printf '  %s: %s s (steal %s%%, others %s%%)' "${names[$1]}" "$SECS" \
+		"${p[-1]}" "${o[-1]}" >&2
 }
 
 echo "# issue 23's targets: $SIZE, $ROUNDS alternating rounds, hot source -> loopback -> $DIR ($(df --output=source "$DIR" | tail -1)), $(uname -r), $(nproc) CPUs"
@@ -127,20 +147,20 @@ for r in $(seq "$ROUNDS"); do
 	echo >&2
 done
 
-# med I: "seconds steal%" medians of figure I.
+# med I: "seconds steal% others%" medians of figure I.
 med() {
-	local -n ts=T_$1 ps=P_$1
-	echo "$(bench_median "${ts[@]}") $(bench_median "${ps[@]}")"
+	local -n ts=T_$1 ps=P_$1 os=O_$1
+	echo "$(bench_median "${ts[@]}") $(bench_median "${ps[@]}") $(bench_median "${os[@]}")"
 }
 echo
-echo "| figure | median s | MB/s | steal % (median) |"
-echo "| --- | --- | --- | --- |"
+echo "| figure | median s | MB/s | steal % | others' CPU % |"
+echo "| --- | --- | --- | --- | --- |"
 for i in "${!names[@]}"; do
-	read -r s p < <(med "$i")
+	read -r s p o < <(med "$i")
 	m=-
 	[ "$s" = failed ] || read -r s m < <(awk -v s="$s" -v b="$bytes" \
 		'BEGIN { printf "%.3f %.0f\n", s, b / s / 1e6 }')
-	echo "| ${names[$i]} | $s | $m | $p |"
+	echo "| ${names[$i]} | $s | $m | $p | $o |"
 done
 echo
 
