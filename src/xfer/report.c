@@ -200,11 +200,11 @@ void report_text(FILE *f, const struct dnd_result *r)
 		fprintf(f, "  resumed: %llu bytes kept from an earlier try, "
 			"%llu sent now\n", (unsigned long long)r->resumed_from,
 			(unsigned long long)r->bytes);
-	if (r->total_seconds > 0 && r->seed_line)
-		fprintf(f, "  total: %.3f s from the first byte to the "
-			"receiver's confirmation: %.3f MB/s\n",
-			r->total_seconds, (double)r->bytes /
-			(r->total_seconds * 1e6));
+	/* The sender's headline is its total, but for the seed's line. */
+	if (r->total_seconds > 0 && (r->seed_line || !r->sender))
+		fprintf(f, "  total: %.3f s from the first byte to the %s: "
+			"%.3f MB/s\n", r->total_seconds, r->total_end,
+			report_rate(r->bytes, r->total_seconds));
 	if (r->detail[0])
 		fprintf(f, "  note: %s\n", r->detail);
 	if (r->sync[0])

@@ -44,8 +44,11 @@ struct dnd_result {
 	char detail[160];
 	char sync[96];		/* receiver: how the landed file was synced */
 	uint64_t resumed_from;	/* bytes kept from an earlier try */
-	double total_seconds;	/* sender: payload start to confirmation;
-				 * 0 when no confirmation came */
+	double total_seconds;	/* the time a user waits, from the first
+				 * byte to total_end; 0 when it did not
+				 * get there (no confirmation came) */
+	const char *total_end;	/* "receiver's confirmation", "rename and
+				 * directory fsync", "verdict"... */
 	unsigned int nstreams;	/* > 1: st[] holds each stream's share */
 	struct {
 		uint64_t offset, bytes;

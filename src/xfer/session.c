@@ -6,7 +6,10 @@
  * first byte is read until just after the last is sent; the receiver's
  * from just before the first payload byte is received until just after the
  * last is synced to disk. The driver (xfer.c) times that window; hashing,
- * landing and the reply happen outside it. All framing is proto.c's.
+ * landing and the reply happen outside it. The total, what a user waits,
+ * runs from the same start to the receiver's confirmation (sender) or to
+ * the verified file's rename and directory fsync (receiver; without a file,
+ * its verdict). All framing is proto.c's.
  */
 #include <sys/socket.h>
 #include <errno.h>
@@ -286,6 +289,12 @@ int session_setup_method(struct session *s)
 	return 0;
 }
 
+void session_total(struct session *s, const char *end)
+{
+	s->res.total_seconds = stats_now() - s->t_begin;
+	s->res.total_end = end;
+}
+
 int session_stopped(struct session *s)
 {
 	if (!io_stop_signal)
@@ -297,7 +306,11 @@ int session_stopped(struct session *s)
 
 int session_payload(struct session *s)
 {
-	int r = xfer_run(&s->t);
+	int r;
+
+	/* What a user timing the command sees, from the first byte. */
+	s->t_begin = stats_now();
+	r = xfer_run(&s->t);
 
 	s->res.cost = s->t.cost;
 	s->res.timed = s->t.timed;

@@ -373,7 +373,8 @@ static void recv_sync_note(struct session *s)
 		 "renamed, directory fsynced");
 }
 
-/* Verified: the data becomes the target. 0, or 1 with rep's status set. */
+/* Verified: the data becomes the target, which ends the total. 0, or 1
+ * with rep's status set. */
 static int recv_commit(struct session *s, struct dnd_end *rep)
 {
 	char err[256];
@@ -387,6 +388,8 @@ static int recv_commit(struct session *s, struct dnd_end *rep)
 		rep->status = DND_ST_IOERR;
 		return session_fail(s, "%s", err);
 	}
+	session_total(s, s->land.in_place ? "file rewritten in place" :
+		      "rename and directory fsync");
 	if (r) {
 		snprintf(s->res.warning, sizeof(s->res.warning), "%s", err);
 		log_err("warning: %s", err);
@@ -434,6 +437,8 @@ static int recv_talk(struct session *s, struct dnd_end *rep)
 		return 1;
 	if (s->end.landing && recv_commit(s, rep))
 		return 1;
+	if (!s->end.landing)
+		session_total(s, "verdict");
 	s->owe = SESSION_OWE_NONE;
 	r = proto_send_end(s->sock[0], false, rep);
 	/* dnd serve's report follows; then its close_notify. */
@@ -468,6 +473,8 @@ int session_recv(struct session *s)
 		    session_payload(s) || session_stopped(s))
 			return 1;
 		session_unchecked(s);
+		if (!s->end.landing)
+			session_total(s, "last byte");
 		return s->end.landing && recv_commit(s, &rep);
 	}
 	if (recv_talk(s, &rep)) {

@@ -298,7 +298,7 @@ static int send_end(struct session *s)
 	    (t.flags & rep.flags & DND_TF_HASH && t.hash != rep.hash))
 		return session_fail(s, "the receiver's count or hash differs "
 				    "from what was sent");
-	s->res.total_seconds = stats_now() - s->t_begin;
+	session_total(s, "receiver's confirmation");
 	session_verdict(s, &t, &rep);
 	return 0;
 }
@@ -358,8 +358,6 @@ int session_send(struct session *s)
 	session_split(s, s->end.known ? s->end.len : 0);
 	if (send_streams(s) || session_setup_method(s) || send_joins(s))
 		return 1;
-	/* What a user timing the command sees, from the first byte read. */
-	s->t_begin = stats_now();
 	if (session_payload(s))
 		return 1;
 	if (o->raw) {

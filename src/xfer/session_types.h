@@ -61,7 +61,7 @@ struct session {
 	uint64_t xfer_id;
 	uint64_t ident;		/* receiver: the source's, from the header */
 	uint64_t start;		/* the payload is [start, length) */
-	double t_begin;		/* sender: just before the payload */
+	double t_begin;		/* just before the payload: total's start */
 	FILE *out;		/* where the report goes */
 	struct session_hash_job hjob;
 };
@@ -78,8 +78,11 @@ const char *session_name(const struct session *s);
 /* Streams' file descriptions and ranges are set (s->join, s->fd, s->sock):
  * sets up the driver. 0 or 1. */
 int session_setup_method(struct session *s);
-/* The payload, timed by the driver. 0 or 1 (the cause named). */
+/* The payload, timed by the driver, and the start of the total (s->t_begin).
+ * 0 or 1 (the cause named). */
 int session_payload(struct session *s);
+/* The total ends now, at end ("receiver's confirmation"...). */
+void session_total(struct session *s, const char *end);
 /* A stop request that came after the payload: nothing may land. 0 or 1. */
 int session_stopped(struct session *s);
 /* Sender, when the receiver closed the connection under it: whether the

@@ -20,7 +20,9 @@ ok "zero -> null for 20 pairs, counted on both sides"
 
 # The headline: labelled as iperf3 labels its ends, the sender's the whole
 # transfer to the receiver's confirmation (with -P, the last stream's), the
-# seed's timing beside it; no "total:" line repeating it.
+# seed's timing beside it; no "total:" line repeating it. The receiver's
+# headline is its data path, its total: line what it waited (here, with
+# nothing landed, to its verdict).
 num='[0-9]+\.[0-9]{3}'
 xfer "-c 127.0.0.1 -P 2 -l 3Mi /dev/zero" "-m null /dev/null"
 [ "$SRC" = 0 ] && [ "$RRC" = 0 ] || fail "-P 2: $(cat "$T/s.log" "$T/r.log")"
@@ -28,7 +30,10 @@ grep -Eqx "sender: 3145728 bytes in $num s: $num MB/s \($num Gbit/s\) to the rec
 	"$T/s.log" || fail "sender headline: $(cat "$T/s.log")"
 grep -Eqx "receiver: 3145728 bytes in $num s: $num MB/s \($num Gbit/s\), first byte to the last landed" \
 	"$T/r.log" || fail "receiver headline: $(cat "$T/r.log")"
-grep -q "total:\|KiB\|Gb/s" "$T/s.log" "$T/r.log" && fail "old units or total line: $(cat "$T/s.log" "$T/r.log")"
+grep -Eqx "  total: $num s from the first byte to the verdict: $num MB/s" \
+	"$T/r.log" || fail "receiver total: $(cat "$T/r.log")"
+grep -q "total:\|KiB\|Gb/s" "$T/s.log" && fail "old units or total line: $(cat "$T/s.log")"
+grep -q "KiB\|Gb/s" "$T/r.log" && fail "old units: $(cat "$T/r.log")"
 # --raw has no confirmation: the line says so.
 xfer "-c 127.0.0.1 --raw -l 3Mi /dev/zero" "--raw -m null /dev/null"
 [ "$SRC" = 0 ] && [ "$RRC" = 0 ] || fail "--raw: $(cat "$T/s.log" "$T/r.log")"

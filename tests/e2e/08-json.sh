@@ -27,6 +27,25 @@ jq -e '.role == "recv" and .syscalls.vmsplice.bytes == 1000000 and
 [ "$(jq -r .xxh3 <(json_of "$T/s.log"))" = "$(jq -r .xxh3 <(json_of "$T/r.log"))" ] || fail "hashes differ"
 ok "JSON on success"
 
+# The time a user waits, on each end from the first byte: the sender's to
+# the receiver's confirmation, the receiver's to the verified file's
+# rename and directory fsync; never less than the data path's seconds.
+for side in s r; do
+	jq -e '.total_seconds >= .seconds and .seconds > 0' \
+		<(json_of "$T/$side.log") >/dev/null ||
+		fail "$side JSON: no total_seconds >= seconds: $(cat "$T/$side.log")"
+done
+rm -f "$T/dst"
+xfer "-c 127.0.0.1 $T/src" "$T/dst"
+[ "$SRC" = 0 ] && [ "$RRC" = 0 ] || fail "text run: $(cat "$T/s.log" "$T/r.log")"
+cmp -s "$T/src" "$T/dst" || fail "text run: data differs"
+head=$(sed -n 's/^receiver: 1000000 bytes in \([0-9.]*\) s: .*/\1/p' "$T/r.log")
+total=$(sed -n 's/^  total: \([0-9.]*\) s from the first byte to the rename and directory fsync: [0-9.]* MB\/s$/\1/p' "$T/r.log")
+[ -n "$head" ] && [ -n "$total" ] || fail "no receiver headline or total: line: $(cat "$T/r.log")"
+awk -v h="$head" -v t="$total" 'BEGIN { exit !(t >= h && t > 0) }' ||
+	fail "receiver total $total s < headline $head s: $(cat "$T/r.log")"
+ok "each end's total: JSON total_seconds >= seconds, the receiver's total: line"
+
 # On failure: still one valid object, with the cause in "error".
 next_port
 "$DND" recv -p "$PORT" --json "$T/dst2" >"$T/r.log" 2>"$T/r.err" &
@@ -54,6 +73,9 @@ wait_listen "$PORT"
 wait_recv
 cmp -s "$T/src" "$T/out" || fail "stdout data polluted"
 jq -e '.verdict == "counted"' <(json_of "$T/r.log") >/dev/null || fail "report not on stderr: $(cat "$T/r.log")"
+# Nothing lands: the receiver's total ends at its verdict.
+jq -e '.total_seconds >= .seconds' <(json_of "$T/r.log") >/dev/null ||
+	fail "stdout receiver: no total_seconds >= seconds: $(cat "$T/r.log")"
 ok "report goes where the data does not"
 
 # --sync stream starts writeback every 8 MiB as data lands, then syncs.

@@ -69,6 +69,16 @@ echo "$OUT" | grep '^{' >"$T/j"
 grep -q '"peer_report":{"schema":1,"type":"report".*"role":"recv".*"verdict":"verified".*"syscalls"' "$T/j" ||
 	fail "no server report in the JSON: $(cat "$T/j")"
 ok "--json: the server's report under peer_report"
+# The server's total, the time the client waited on its side: to the
+# verified file's rename and directory fsync, in both report forms.
+jq -e '.peer_report.role == "recv" and .peer_report.seconds > 0 and
+	.peer_report.total_seconds >= .peer_report.seconds' "$T/j" >/dev/null ||
+	fail "no server total_seconds >= seconds in peer_report: $(cat "$T/j")"
+expect_exit 0 cli send --to t1 "$T/src"
+cmp -s "$T/src" "$d/t1" || fail "push t1 differs"
+echo "$OUT" | grep -q "^    total: [0-9.]* s from the first byte to the rename and directory fsync: [0-9.]* MB/s$" ||
+	fail "no total: line in the server's side: $OUT"
+ok "the server's total under peer_report and in its side of the text report"
 
 kill -TERM "$spid"
 wait "$spid" || fail "serve exited $? after SIGTERM"
