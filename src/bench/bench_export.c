@@ -73,14 +73,21 @@ static void json_side(struct json *j, const char *key, double user,
 	json_obj_end(j);
 }
 
-/* Throughput: median and spread in MB/s, and the median in Gbit/s. */
-static void json_mbps(struct json *j, double median, double lo, double hi)
+/* A rate's median and spread in MB/s under key. */
+static void json_spread(struct json *j, const char *key, double median,
+			double lo, double hi)
 {
-	json_obj_begin(j, "mb_per_s");
+	json_obj_begin(j, key);
 	json_f64(j, "median", median);
 	json_f64(j, "min", lo);
 	json_f64(j, "max", hi);
 	json_obj_end(j);
+}
+
+/* Throughput: median and spread in MB/s, and the median in Gbit/s. */
+static void json_mbps(struct json *j, double median, double lo, double hi)
+{
+	json_spread(j, "mb_per_s", median, lo, hi);
 	json_f64(j, "gbit_per_s", median * 8 / 1000);
 }
 
@@ -127,6 +134,9 @@ static void json_cell(FILE *f, const struct bench *b,
 	if (c->state == BENCH_OK) {
 		json_str(&j, "verdict", c->runs[0].rcv.verdict);
 		json_mbps(&j, s->mbps, s->mbps_min, s->mbps_max);
+		if (bench_has_total(b, c))
+			json_spread(&j, "total_mb_per_s", s->total,
+				    s->total_min, s->total_max);
 		json_side(&j, "sender", s->s_user, s->s_sys, s->s_usmb,
 			  s->s_callsmb);
 		json_side(&j, "receiver", s->r_user, s->r_sys, s->r_usmb,
@@ -188,6 +198,7 @@ void bench_write_json(FILE *f, const struct bench *b)
 	"pipe_asked_bytes,streams,window_bytes,size_bytes,status,reason," \
 	"verdict,runs," \
 	"mb_per_s,mb_per_s_min,mb_per_s_max,gbit_per_s," \
+	"total_mb_per_s,total_mb_per_s_min,total_mb_per_s_max," \
 	"send_cpu_user_seconds,send_cpu_sys_seconds,recv_cpu_user_seconds," \
 	"recv_cpu_sys_seconds,send_cpu_us_per_mb,recv_cpu_us_per_mb," \
 	"cpu_us_per_mb,send_syscalls_per_mb,recv_syscalls_per_mb," \
@@ -226,6 +237,9 @@ static void csv_cell(FILE *f, const struct bench *b, const struct bench_cell *c)
 	csv_f64(&r, ok, s->mbps_min);
 	csv_f64(&r, ok, s->mbps_max);
 	csv_f64(&r, ok, s->mbps * 8 / 1000);
+	csv_f64(&r, bench_has_total(b, c), s->total);
+	csv_f64(&r, bench_has_total(b, c), s->total_min);
+	csv_f64(&r, bench_has_total(b, c), s->total_max);
 	csv_f64(&r, ok, s->s_user);
 	csv_f64(&r, ok, s->s_sys);
 	csv_f64(&r, ok, s->r_user);
@@ -267,6 +281,7 @@ static void csv_ref(FILE *f, const struct bench *b, const struct bench_ref *x)
 	csv_f64(&r, x->ok, x->mbps_min);
 	csv_f64(&r, x->ok, x->mbps_max);
 	csv_f64(&r, x->ok, x->mbps * 8 / 1000);
+	csv_empty(&r, 3);	/* total_mb_per_s: a transfer's */
 	/* send/recv user/sys, per-side us/MB: not split for references. */
 	csv_empty(&r, 6);
 	csv_f64(&r, x->ok && x->usec_per_mb >= 0, x->usec_per_mb);

@@ -46,6 +46,12 @@ void bench_mark_best(struct bench *b)
 	}
 }
 
+bool bench_has_total(const struct bench *b, const struct bench_cell *c)
+{
+	return c->state == BENCH_OK && c->sum.total > 0 &&
+	       b->groups[c->group].sink == BENCH_SINK_FILE;
+}
+
 double bench_ratio(const struct bench *b, const struct bench_cell *c,
 		   const char *key)
 {
@@ -111,23 +117,33 @@ const char *bench_group_title(const struct bench_group *g, char *buf,
 	return buf;
 }
 
-/* The text of one matrix entry; *note set for n/a, failed and same. */
-static void cell_text(const struct bench_cell *c, bool cpu, char *buf,
-		      size_t len)
+/* A matrix's figure: the headline MB/s, the CPU, or the total MB/s. */
+enum matrix_kind { MATRIX_MBPS, MATRIX_CPU, MATRIX_TOTAL };
+
+/* "median ±half%": half the min-max spread, in % of the median. */
+static void spread_text(char *buf, size_t len, double med, double lo,
+			double hi, const char *mark)
 {
-	double half;
+	snprintf(buf, len, "%.0f ±%.0f%%%s", med,
+		 med > 0 ? 50 * (hi - lo) / med : 0, mark);
+}
+
+/* The text of one matrix entry; *note set for n/a, failed and same. */
+static void cell_text(const struct bench_cell *c, enum matrix_kind k,
+		      char *buf, size_t len)
+{
+	const struct bench_sum *s = &c->sum;
 
 	switch (c->state) {
 	case BENCH_OK:
-		if (cpu) {
-			snprintf(buf, len, "%.0f+%.0f", c->sum.s_usmb,
-				 c->sum.r_usmb);
-			break;
-		}
-		half = c->sum.mbps > 0 ? 50 * (c->sum.mbps_max -
-					       c->sum.mbps_min) / c->sum.mbps : 0;
-		snprintf(buf, len, "%.0f ±%.0f%%%s", c->sum.mbps, half,
-			 c->best ? " *" : "");
+		if (k == MATRIX_CPU)
+			snprintf(buf, len, "%.0f+%.0f", s->s_usmb, s->r_usmb);
+		else if (k == MATRIX_TOTAL)
+			spread_text(buf, len, s->total, s->total_min,
+				    s->total_max, "");
+		else
+			spread_text(buf, len, s->mbps, s->mbps_min,
+				    s->mbps_max, c->best ? " *" : "");
 		break;
 	case BENCH_NA:
 		snprintf(buf, len, "n/a (%d)", c->note);
@@ -183,7 +199,7 @@ static int name_width(const struct dnd_method *const *m, unsigned int n,
 }
 
 static void print_matrix(FILE *f, const struct bench *b,
-			 const struct bench_group *g, bool cpu)
+			 const struct bench_group *g, enum matrix_kind k)
 {
 	int rw = name_width(g->rows, g->nrows, g->rbsz ? 20 : 13);
 	int cw = name_width(g->cols, g->ncols, 14);
@@ -191,8 +207,12 @@ static void print_matrix(FILE *f, const struct bench *b,
 	char buf[64];
 	unsigned int r, c;
 
-	if (cpu)
+	if (k == MATRIX_CPU)
 		fprintf(f, "CPU us/MB, send+recv process time (median)\n");
+	else if (k == MATRIX_TOTAL)
+		fprintf(f, "total MB/s, the time a user waits: the receiver's "
+			"first byte to the\nverified file's rename and "
+			"directory fsync (median ±half the spread)\n");
 	else
 		fprintf(f, "MB/s, median ±half the min-max spread of %u run%s; "
 			"* fastest in its row\n", b->o.repeat,
@@ -207,12 +227,16 @@ static void print_matrix(FILE *f, const struct bench *b,
 			const struct bench_cell *x = cell_at(b, g, r, c);
 
 			off = off || x->state == BENCH_OFF;
-			cell_text(x, cpu, buf, sizeof(buf));
+			if (k == MATRIX_TOTAL && x->state == BENCH_OK &&
+			    !bench_has_total(b, x))
+				snprintf(buf, sizeof(buf), "-");
+			else
+				cell_text(x, k, buf, sizeof(buf));
 			put_col(f, buf, cw);
 		}
 		fputc('\n', f);
 	}
-	if (off && !cpu)
+	if (off && k == MATRIX_MBPS)
 		fprintf(f, "- not in the default set; --full runs every pair\n");
 }
 
@@ -435,9 +459,13 @@ void bench_print(FILE *f, const struct bench *b)
 
 		fprintf(f, "\n== %s ==\n", bench_group_title(g, title,
 							   sizeof(title)));
-		print_matrix(f, b, g, false);
+		print_matrix(f, b, g, MATRIX_MBPS);
+		if (g->sink == BENCH_SINK_FILE) {
+			fputc('\n', f);
+			print_matrix(f, b, g, MATRIX_TOTAL);
+		}
 		fputc('\n', f);
-		print_matrix(f, b, g, true);
+		print_matrix(f, b, g, MATRIX_CPU);
 		print_notes(f, b, g);
 		fputc('\n', f);
 		print_details(f, b, g);

@@ -205,7 +205,11 @@ static void plot_cell_text(const struct plot *pl, const struct bench_cell *c,
 			 c->state == BENCH_TODO ? "" : what[st][1]);
 		return;
 	}
-	if (pl->b->o.repeat > 1 && s->mbps > 0)
+	/* Into a file the total takes the spread's place: the cell is 124
+	 * pixels wide (the text report has both). */
+	if (bench_has_total(pl->b, c))
+		snprintf(l1, len, "%.0f (%.0f)", s->mbps, s->total);
+	else if (pl->b->o.repeat > 1 && s->mbps > 0)
 		snprintf(l1, len, "%.0f ±%.0f%%", s->mbps,
 			 50 * (s->mbps_max - s->mbps_min) / s->mbps);
 	else
@@ -301,7 +305,7 @@ int bench_plot(const struct bench *b, const char *path, const char *dir)
 	/* Room at both ends, so no cell sits on the scale's edge. */
 	pl.cbmin = pl.cbmax > 0 ? pl.cbmin / 1.15 : 1;
 	pl.cbmax = pl.cbmax > 0 ? pl.cbmax * 1.05 : 10;
-	pl.head = PLOT_LINE * (6 + (int)b->nrefs) + 20;
+	pl.head = PLOT_LINE * (7 + (int)b->nrefs) + 20;
 	for (i = 0; pl.p && i < pl.n; i++) {
 		pl.p[i].g = &b->groups[i];
 		plot_measure(b, &pl.p[i]);

@@ -78,6 +78,10 @@ static void plot_header(FILE *f, const struct plot *pl)
 		"A cell: MB/s landed "
 		"(10^6 bytes/s, median; colour and figure), under it the "
 		"CPU time of the sender + receiver process per MB");
+	plot_head_line(f, pl, y += PLOT_LINE, "sans,10",
+		       "Into a file, (N) after it: the total MB/s, the time a "
+		       "user waits, to the verified file's rename and "
+		       "directory fsync (spreads: in the text report)");
 	plot_head_line(
 		f, pl, y += PLOT_LINE, "sans,10",
 		"Black frame: fastest"

@@ -186,16 +186,16 @@ static double bench_calls(const struct bjson *j, const char *pre)
 static int bench_report_read(const struct bjson *j, const char *pre,
 			     struct bench_side *s, char *why, size_t len)
 {
-	char k[9][64];
-	const char *names[9] = { "mb_per_s", "seconds", "cpu_user_seconds",
-				 "cpu_sys_seconds", "bytes", "verdict",
-				 "cpu_us_per_mb", "machine_busy_pct",
-				 "machine_steal_pct" };
+	char k[10][64];
+	const char *names[10] = { "mb_per_s", "seconds", "cpu_user_seconds",
+				  "cpu_sys_seconds", "bytes", "verdict",
+				  "cpu_us_per_mb", "machine_busy_pct",
+				  "machine_steal_pct", "total_seconds" };
 	const char *v;
-	double bytes = 0;
+	double bytes = 0, total = 0;
 	int i;
 
-	for (i = 0; i < 9; i++)
+	for (i = 0; i < 10; i++)
 		snprintf(k[i], sizeof(k[i]), "%s%s", pre, names[i]);
 	v = bjson_str(j, k[5]);
 	if (!bjson_num(j, k[0], &s->mbps) || !bjson_num(j, k[1], &s->seconds) ||
@@ -210,6 +210,8 @@ static int bench_report_read(const struct bjson *j, const char *pre,
 	bjson_num(j, k[6], &s->usec_per_mb);
 	bjson_num(j, k[7], &s->busy_pct);
 	bjson_num(j, k[8], &s->steal_pct);
+	if (bjson_num(j, k[9], &total) && total > 0)
+		s->total_mbps = bytes / (total * 1e6);
 	s->calls_per_mb = bytes > 0 ? bench_calls(j, pre) / (bytes / 1e6) : 0;
 	return 0;
 }
@@ -528,6 +530,9 @@ void bench_summarize(struct bench_cell *c)
 		return;
 	s->mbps = bench_med_field(c, offsetof(struct bench_run, rcv.mbps),
 				  &s->mbps_min, &s->mbps_max);
+	s->total = bench_med_field(c, offsetof(struct bench_run,
+					       rcv.total_mbps),
+				   &s->total_min, &s->total_max);
 	s->s_user = BENCH_MED(c, snd.user);
 	s->s_sys = BENCH_MED(c, snd.sys);
 	s->r_user = BENCH_MED(c, rcv.user);

@@ -61,6 +61,8 @@ struct bench_side {
 	double mbps, seconds, user, sys, usec_per_mb, calls_per_mb, busy_pct;
 	double steal_pct;
 	double retrans;
+	double total_mbps;		/* bytes over the report's total_seconds,
+					 * the time its user waited; 0: none */
 	uint64_t bytes;
 	char verdict[16];
 };
@@ -75,6 +77,7 @@ struct bench_run {
 struct bench_sum {
 	unsigned int n;
 	double mbps, mbps_min, mbps_max;
+	double total, total_min, total_max;	/* the receiver's total_mbps */
 	double s_user, s_sys, r_user, r_sys;
 	double s_usmb, r_usmb, s_callsmb, r_callsmb;
 	double busy, busy_run, steal, steal_run, retrans;

@@ -26,7 +26,8 @@ expect_exit 0 "$DND" bench --quick --dir "$T" --json="$J" --csv="$C" --plot "$P"
 for t in "== zero -> null" "== file -> file" "== best path: zero -> null" \
 	"== references" "memcpy" "pipe ceiling" "fastest cell of each table" \
 	"local copy: read/write 1 MiB, fdatasync" "x-copy x-device" \
-	"device: O_DIRECT 1 MiB writes, 16 in flight"; do
+	"device: O_DIRECT 1 MiB writes, 16 in flight" \
+	"total MB/s, the time a user waits: the receiver's first byte to the"; do
 	expect_out "$t"
 done
 ls -d "$T"/dnd-bench.* 2>/dev/null && fail "scratch directory left in $T"
@@ -109,7 +110,20 @@ bad=$(jq -r 'select(.kind == "cell" and .status == "ok") |
 	       (.src == "file" and .sink == "file")) |
 	"\(.src)->\(.sink) \(.send)->\(.recv): \(.ratio)"' "$J")
 [ -z "$bad" ] || fail "disk ratios on the wrong cells: $bad"
-ok "JSON Lines: $n objects, every cell ran or said why, $files verified into files"
+# Into a file, the total MB/s, the time a user waits (to the verified
+# file's rename): each run's total time is at least its timed part, so the
+# median total is at most the median MB/s. A null sink has none.
+bad=$(jq -r 'select(.kind == "cell" and .status == "ok") |
+	select(if .sink == "file" then
+		(.total_mb_per_s.median > 0 and
+		 .total_mb_per_s.median <= .mb_per_s.median and
+		 .total_mb_per_s.min <= .total_mb_per_s.median and
+		 .total_mb_per_s.median <= .total_mb_per_s.max) | not
+	       else has("total_mb_per_s") end) |
+	"\(.src)->\(.sink) \(.send)->\(.recv): \(.mb_per_s) total \(.total_mb_per_s)"' "$J")
+[ -z "$bad" ] || fail "total MB/s not right: $bad"
+ok "JSON Lines: $n objects, every cell ran or said why, $files verified into files, each with its total"
+
 
 # CSV, read by Python's csv module (RFC 4180): a header, one row per JSON
 # object in the same order, every row as wide as the header, and the text
@@ -124,6 +138,7 @@ want = ("kind,table,src,sink,send,recv,buffer_bytes,recv_buffer_bytes,"
         "pipe_asked_bytes,streams,window_bytes,size_bytes,status,reason,"
         "verdict,runs,"
         "mb_per_s,mb_per_s_min,mb_per_s_max,gbit_per_s,"
+        "total_mb_per_s,total_mb_per_s_min,total_mb_per_s_max,"
         "send_cpu_user_seconds,send_cpu_sys_seconds,recv_cpu_user_seconds,"
         "recv_cpu_sys_seconds,send_cpu_us_per_mb,recv_cpu_us_per_mb,"
         "cpu_us_per_mb,send_syscalls_per_mb,recv_syscalls_per_mb,"
@@ -137,7 +152,7 @@ def check(cond, what):
         sys.exit("CSV: " + what)
 check(head == want, "header %s" % head)
 check(len(body) == len(objs), "%d rows for %d objects" % (len(body), len(objs)))
-commas = 0
+commas = totals = 0
 for n, (r, o) in enumerate(zip(body, objs), 2):
     check(len(r) == len(head), "line %d has %d fields" % (n, len(r)))
     d = dict(zip(head, r))
@@ -155,6 +170,15 @@ for n, (r, o) in enumerate(zip(body, objs), 2):
             check(abs(float(d["mb_per_s"]) - m) <= 1e-5 * m, "line %d MB/s" % n)
         else:
             check(d["mb_per_s"] == "", "line %d: MB/s without a run" % n)
+        if "total_mb_per_s" in o:
+            t = o["total_mb_per_s"]
+            for k in ("median", "min", "max"):
+                c = "total_mb_per_s" + ("" if k == "median" else "_" + k)
+                check(d[c] != "" and abs(float(d[c]) - t[k]) <= 1e-5 * t[k],
+                      "line %d %s: %r != %r" % (n, c, d[c], t[k]))
+            totals += 1
+        else:
+            check(d["total_mb_per_s"] == "", "line %d: a total without one" % n)
     else:
         # Each JSON field in the column of its name.
         check(d["table"] == "", "line %d: a reference with a table" % n)
@@ -166,6 +190,7 @@ for n, (r, o) in enumerate(zip(body, objs), 2):
               "line %d reference status" % n)
     commas += "," in d["reason"]
 check(commas > 0, "no reason with a comma: quoting was not exercised")
+check(totals > 0, "no cell with a total MB/s")
 print("ok - CSV: %d columns on %d rows, %d fields with commas kept"
       % (len(head), len(body), commas))
 PY
