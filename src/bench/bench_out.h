@@ -35,10 +35,10 @@ const char *bench_row_name(const struct bench_group *g, unsigned int r,
 const struct bench_cell *bench_group_best(const struct bench *b,
 					  const struct bench_group *g);
 
-/* Whether the cell shows a total MB/s (c->sum.total): it ran, into a file,
- * where the receiver's total (to the verified file's rename and directory
- * fsync) differs from its headline. A null sink's ends at its verdict,
- * next to the headline, and is left out. */
+/* Whether the cell shows a total MB/s (c->sum.total): it ran into a file,
+ * where the receiver's total runs on past its headline to the verified
+ * file's rename and directory fsync. A null sink's total ends at its
+ * verdict, next to the headline, and is left out. */
 bool bench_has_total(const struct bench *b, const struct bench_cell *c);
 
 /* Cell throughput over a reference's (0 when there is none). */
