@@ -68,8 +68,15 @@ static int net_resolve(const char *host, uint16_t port, int flags,
 	return 0;
 }
 
-int net_listen(const char *bind_addr, uint16_t port, int rcvbuf, char *err,
-	       size_t len)
+void net_window(int fd, int window, bool sender)
+{
+	if (window > 0)
+		setsockopt(fd, SOL_SOCKET, sender ? SO_SNDBUF : SO_RCVBUF,
+			   &window, sizeof(window));
+}
+
+int net_listen(const char *bind_addr, uint16_t port, int window, bool sender,
+	       char *err, size_t len)
 {
 	struct addrinfo *res, *ai;
 	int fd = -1, r, one = 1, zero = 0;
@@ -92,9 +99,7 @@ int net_listen(const char *bind_addr, uint16_t port, int rcvbuf, char *err,
 			if (ai->ai_family == AF_INET6 && !bind_addr)
 				setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &zero,
 					   sizeof(zero));
-			if (rcvbuf > 0)
-				setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf,
-					   sizeof(rcvbuf));
+			net_window(fd, window, sender);
 			if (bind(fd, ai->ai_addr, ai->ai_addrlen) == 0 &&
 			    listen(fd, 16) == 0)
 				break;
@@ -137,7 +142,8 @@ int net_accept(int lfd, char *peer, size_t len)
  * retries, about two minutes), so a host that drops SYNs cannot hold the
  * sender past --timeout. Returns a blocking fd or -errno.
  */
-static int net_try_connect(const struct addrinfo *ai, int sndbuf, int wait_ms)
+static int net_try_connect(const struct addrinfo *ai, int window, bool sender,
+			   int wait_ms)
 {
 	int fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC |
 			SOCK_NONBLOCK, ai->ai_protocol);
@@ -147,8 +153,7 @@ static int net_try_connect(const struct addrinfo *ai, int sndbuf, int wait_ms)
 
 	if (fd == -1)
 		return -errno;
-	if (sndbuf > 0)
-		setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof(sndbuf));
+	net_window(fd, window, sender);
 	r = connect(fd, ai->ai_addr, ai->ai_addrlen);
 	if (r == -1 && errno == EINPROGRESS) {
 		do
@@ -167,8 +172,9 @@ static int net_try_connect(const struct addrinfo *ai, int sndbuf, int wait_ms)
 	return r;
 }
 
-int net_connect(const char *host, uint16_t port, int sndbuf, double retry_s,
-		double wait_s, char *peer, size_t peerlen, char *err, size_t len)
+int net_connect(const char *host, uint16_t port, int window, bool sender,
+		double retry_s, double wait_s, char *peer, size_t peerlen,
+		char *err, size_t len)
 {
 	struct addrinfo *res, *ai;
 	double deadline = stats_now() + retry_s;
@@ -181,7 +187,7 @@ int net_connect(const char *host, uint16_t port, int sndbuf, double retry_s,
 		return r;
 	for (;;) {
 		for (ai = res; ai && !io_stop_signal; ai = ai->ai_next) {
-			fd = net_try_connect(ai, sndbuf, wait_s > 0 ?
+			fd = net_try_connect(ai, window, sender, wait_s > 0 ?
 					     (int)(wait_s * 1000) : -1);
 			if (fd >= 0) {
 				net_name(ai->ai_addr, ai->ai_addrlen, peer,
@@ -388,7 +394,7 @@ int net_nonblock(int fd)
 int net_listen_nb(const char *bind_addr, uint16_t port, int backlog,
 		  char *err, size_t len)
 {
-	int fd = net_listen(bind_addr, port, 0, err, len), r;
+	int fd = net_listen(bind_addr, port, 0, false, err, len), r;
 
 	if (fd < 0)
 		return fd;

@@ -13,12 +13,22 @@
 #include <stdint.h>
 
 /*
- * Listens on bind_addr (NULL: every address, IPv6 and IPv4) at port. rcvbuf
- * > 0 sets SO_RCVBUF before listen() so the window scale is negotiated with
- * it. Returns the fd, or -errno with a message in err.
+ * -w: window > 0 sets the buffer of the data's direction on fd, SO_SNDBUF
+ * where the data leaves (sender) and SO_RCVBUF where it arrives, which
+ * also ends the kernel's autotuning of that buffer. Set before listen() or
+ * connect(), so the window scale is negotiated with it; a listener's
+ * connections inherit it. Which end listens says nothing of the direction
+ * (dnd serve accepts pushes and pulls): the caller says.
  */
-int net_listen(const char *bind_addr, uint16_t port, int rcvbuf, char *err,
-	       size_t len);
+void net_window(int fd, int window, bool sender);
+
+/*
+ * Listens on bind_addr (NULL: every address, IPv6 and IPv4) at port, with
+ * net_window(window, sender) on the listener. Returns the fd, or -errno
+ * with a message in err.
+ */
+int net_listen(const char *bind_addr, uint16_t port, int window, bool sender,
+	       char *err, size_t len);
 
 /* Accepts one connection (blocking; EINTR ends the wait). Returns the fd
  * with the peer's "addr port" in peer, or -errno. */
@@ -28,12 +38,13 @@ int net_accept(int lfd, char *peer, size_t len);
  * Connects to host:port trying each address getaddrinfo returns; while the
  * answer is "connection refused", retries for up to retry_s seconds (so a
  * sender may start just before its receiver), saying so on stderr at the
- * first refusal; retry_s 0 fails at once, as iperf3. sndbuf > 0 sets SO_SNDBUF
- * before connect(); each attempt waits at most wait_s (0: the kernel's
- * own limit). Returns the fd, or -errno with a message in err.
+ * first refusal; retry_s 0 fails at once, as iperf3. net_window(window,
+ * sender) before connect(); each attempt waits at most wait_s (0: the
+ * kernel's own limit). Returns the fd, or -errno with a message in err.
  */
-int net_connect(const char *host, uint16_t port, int sndbuf, double retry_s,
-		double wait_s, char *peer, size_t peerlen, char *err, size_t len);
+int net_connect(const char *host, uint16_t port, int window, bool sender,
+		double retry_s, double wait_s, char *peer, size_t peerlen,
+		char *err, size_t len);
 
 /*
  * Leaves delayed-ACK "pingpong" mode: a receiver that answered the sender

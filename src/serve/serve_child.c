@@ -372,7 +372,8 @@ static int child_listen(struct child *k)
 			0, NI_NUMERICHOST))
 		return child_refuse(k, SERVE_ST_REFUSED, "cannot name the "
 				    "address for the other streams");
-	k->lfd = net_listen(host, 0, (int)k->c->o->window, err, sizeof(err));
+	k->lfd = net_listen(host, 0, (int)k->c->o->window,
+			    k->p.op == SERVE_PULL, err, sizeof(err));
 	sl = sizeof(ss);
 	if (k->lfd >= 0 && (listen(k->lfd, DND_STREAMS_MAX) ||
 			    getsockname(k->lfd, (struct sockaddr *)&ss, &sl)))

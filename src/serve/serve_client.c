@@ -93,8 +93,9 @@ static int client_open(struct session_link *l, bool known, uint64_t len,
 		snprintf(err, elen, "the name is too long for the request");
 		return -EINVAL;
 	}
-	fd = net_connect(c->host, c->port, (int)c->window, c->connect_timeout,
-			 c->timeout, peer, plen, err, elen);
+	fd = net_connect(c->host, c->port, (int)c->window,
+			 c->p.op == SERVE_PUSH, c->connect_timeout, c->timeout,
+			 peer, plen, err, elen);
 	if (fd < 0)
 		return fd;
 	r = client_clear_ok(c, fd, err, elen);

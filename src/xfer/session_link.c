@@ -39,6 +39,11 @@ int session_link_open(struct session *s)
 		if (getpeername(fd, (struct sockaddr *)&ss, &sl) == 0)
 			net_addr_str((struct sockaddr *)&ss, sl, s->res.peer,
 				     sizeof(s->res.peer));
+		/* dnd serve's listener cannot know the direction: -w is
+		 * set here, before our accept lets any payload come. The
+		 * window scale, chosen at the handshake for the largest
+		 * buffer autotuning may reach, covers it. */
+		net_window(fd, (int)o->window, o->sender);
 	} else {
 		fd = l->open(l, s->end.known, s->end.len, s->res.peer,
 			     sizeof(s->res.peer), err, sizeof(err));
@@ -138,7 +143,7 @@ int session_link_connect(struct session *s, unsigned int i)
 			0, NI_NUMERICHOST);
 	if (r)
 		return session_fail(s, "getnameinfo: %s", gai_strerror(r));
-	fd = net_connect(host, o->link->port, (int)o->window,
+	fd = net_connect(host, o->link->port, (int)o->window, o->sender,
 			 o->connect_timeout, o->timeout, peer, sizeof(peer),
 			 err, sizeof(err));
 	if (fd < 0)

@@ -28,7 +28,8 @@ static int recv_listen(struct session *s)
 	socklen_t sl = sizeof(ss);
 	char err[256], at[96];
 
-	s->lfd = net_listen(o->bind, o->port, (int)o->window, err, sizeof(err));
+	s->lfd = net_listen(o->bind, o->port, (int)o->window, false, err,
+			    sizeof(err));
 	if (s->lfd < 0)
 		return session_fail(s, "%s", err);
 	if (getsockname(s->lfd, (struct sockaddr *)&ss, &sl) == 0) {

@@ -29,8 +29,9 @@ static int send_connect(struct session *s, unsigned int i)
 	char err[256], peer[96];
 	int fd;
 
-	fd = net_connect(o->host, o->port, (int)o->window, o->connect_timeout,
-			 o->timeout, peer, sizeof(peer), err, sizeof(err));
+	fd = net_connect(o->host, o->port, (int)o->window, true,
+			 o->connect_timeout, o->timeout, peer, sizeof(peer),
+			 err, sizeof(err));
 	if (fd < 0)
 		return session_fail(s, "%s", err);
 	s->sock[i] = fd;
