@@ -2,7 +2,14 @@
 # SPDX-License-Identifier: MIT
 # A served transfer against the one-shot pair, and iperf3, across a veth
 # between two network namespaces, at MTU 1500 and 9000: /dev/zero -> null,
-# the same methods, -w 0 (autotuning) on every socket, alternating rounds
+# the same methods, -w 0 (autotuning) on every socket, the same key: a
+# peer in another namespace is not loopback, so the server wants a key and
+# the one-shot pair gets it too (both TLS 1.3; without kernel TLS the
+# records are sealed in user space, which is most of the CPU: a keyless
+# one-shot pair beside a keyed server measured TLS, not serving). KEY=0
+# compares keyless instead, both ends on the loopback of one namespace (a
+# keyless server serves loopback only), where the methods that need
+# kernel TLS to go keyed (splice, vmsplice...) run too. Alternating rounds
 # (the one-shot pair and the served push swap places every round), medians
 # of the receiver's MB/s. Throughput on this shared VM swings 2x between
 # rounds, so the cost of serving is also given as the median of each
@@ -14,7 +21,8 @@
 # Usage: scripts/bench-serve.sh [SIZE=1Gi] [ROUNDS=5] [METHOD=rw]
 # PIN=S,R pins every sender to CPU S and every receiver (the server and its
 # sessions too) to CPU R, all three programs alike; PIN= lets the scheduler
-# decide. RAW=1 prints every round's figures on stderr.
+# decide. RAW=1 prints every round's figures on stderr. Each row ends with
+# the steal over its rounds (% of all CPUs).
 set -euo pipefail
 
 size=${1:-1Gi}
@@ -35,40 +43,52 @@ pids=()
 . "$here/scripts/netns.sh"
 netns_pair 10.233.0
 a=$NS_A b=$NS_B
-A=(ip netns exec "$a") B=(ip netns exec "$b")
-A+=("${S[@]}") B+=("${R[@]}")
+B=(ip netns exec "$b")
 port=$((21000 + RANDOM % 20000))
-
 mkdir "$dir/srv"
-# A peer in another namespace is not loopback: the server wants a key.
-(umask 077 && "$DND" serve --new-key "$dir/key" 2>/dev/null)
-"${B[@]}" "$DND" serve --dir "$dir/srv" -p "$port" --key "$dir/key" \
-	-w 0 --allow 10.233.0.0/24 >"$dir/serve.log" 2>&1 &
+if [ "${KEY:-1}" = 0 ]; then
+	A=("${B[@]}") to=127.0.0.1 key=() mtus=lo
+	served=("$DND" serve --dir "$dir/srv" -p "$port" -w 0)
+else
+	A=(ip netns exec "$a") to=10.233.0.2 key=(--key "$dir/key") mtus="1500 9000"
+	"$DND" probe --require ktls >/dev/null 2>&1 || case $m in
+	rw | mmap) ;;
+	*) echo "-m $m with a key needs kernel TLS, which this kernel lacks;" \
+		"KEY=0 compares keyless on loopback" >&2; exit 2 ;;
+	esac
+	(umask 077 && "$DND" serve --new-key "$dir/key" 2>/dev/null)
+	served=("$DND" serve --dir "$dir/srv" -p "$port" "${key[@]}" -w 0
+		--allow 10.233.0.0/24)
+fi
+A+=("${S[@]}") B+=("${R[@]}")
+# listening PORT: waits up to 5 s for a listener in $b.
+listening() { ip netns exec "$b" bash -c ". '$here/scripts/bench-lib.sh'; bench_listening $1"; }
+"${B[@]}" "${served[@]}" >"$dir/serve.log" 2>&1 &
 pids+=("$!")
-sleep 0.5
+listening "$port" || { echo "dnd serve did not listen: $(cat "$dir/serve.log")" >&2; exit 1; }
 
 one() { # one KIND: "MB/s sender-us/MB receiver-us/MB" on stdout
 	local p=$((port + 1 + RANDOM % 1000))
 	case $1 in
 	oneshot)
-		"${B[@]}" timeout 120 "$DND" recv -p "$p" -m null -w 0 --json \
-			/dev/null >"$dir/r.json" 2>/dev/null &
-		sleep 0.3
-		"${A[@]}" timeout 120 "$DND" send -c 10.233.0.2 -p "$p" --connect-timeout 10 -m "$m" -w 0 \
-			-l "$bytes" --json /dev/zero >"$dir/s.json" 2>/dev/null || true
+		"${B[@]}" timeout 120 "$DND" recv -p "$p" -m null -w 0 "${key[@]}" \
+			--json /dev/null >"$dir/r.json" 2>/dev/null &
+		listening "$p" || true
+		"${A[@]}" timeout 120 "$DND" send -c "$to" -p "$p" --connect-timeout 10 -m "$m" -w 0 \
+			"${key[@]}" -l "$bytes" --json /dev/zero >"$dir/s.json" 2>/dev/null || true
 		wait $! || true
 		jq -rs '"\(.[1].mb_per_s) \(.[0].cpu_us_per_mb) \(.[1].cpu_us_per_mb)"' \
 			"$dir/s.json" "$dir/r.json" ;;
 	served)
-		"${A[@]}" timeout 120 "$DND" send -c 10.233.0.2 -p "$port" --connect-timeout 10 -m "$m" -w 0 \
-			--key "$dir/key" --peer-end null --peer-method null \
+		"${A[@]}" timeout 120 "$DND" send -c "$to" -p "$port" --connect-timeout 10 -m "$m" -w 0 \
+			"${key[@]}" --peer-end null --peer-method null \
 			-l "$bytes" --json /dev/zero >"$dir/s.json" 2>/dev/null || true
 		jq -r '"\(.peer_report.mb_per_s) \(.cpu_us_per_mb) \(.peer_report.cpu_us_per_mb)"' \
 			"$dir/s.json" ;;
 	iperf3)
 		"${B[@]}" timeout 120 iperf3 -s -1 -p "$p" >/dev/null 2>&1 &
-		sleep 0.3
-		"${A[@]}" timeout 120 iperf3 -c 10.233.0.2 -p "$p" -n "$bytes" -J \
+		listening "$p" || true
+		"${A[@]}" timeout 120 iperf3 -c "$to" -p "$p" -n "$bytes" -J \
 			2>/dev/null | jq -r '"\(.end.sum_received.bits_per_second / 8e6) 0 0"'
 		wait $! || true ;;
 	esac
@@ -78,14 +98,16 @@ median() { tr ' ' '\n' | grep . | sort -g | awk '{ a[NR] = $1 }
 	END { print (NR % 2 ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2) }'; }
 
 echo "size $size, $rounds rounds, send -m $m -> null; receiver's MB/s, medians;" \
-	"CPUs (sender,receiver): ${PIN:-unpinned}"
-printf '%-5s %8s %9s %8s %9s %9s %17s %17s\n' MTU iperf3 one-shot served \
-	served/one "per-round" "one-shot us/MB" "served us/MB"
-printf '%-5s %8s %9s %8s %9s %9s %17s %17s\n' '' '' '' '' medians ratio \
-	"send recv" "send recv"
-for mtu in 1500 9000; do
-	ip -n "$a" link set "$VETH_A" mtu "$mtu"
-	ip -n "$b" link set "$VETH_B" mtu "$mtu"
+	"CPUs (sender,receiver): ${PIN:-unpinned};" \
+	"$([ ${#key[@]} = 0 ] && echo "keyless on loopback" || echo "keyed (TLS 1.3) both")"
+printf '%-5s %8s %9s %8s %9s %9s %17s %17s %6s\n' MTU iperf3 one-shot served \
+	served/one "per-round" "one-shot us/MB" "served us/MB" steal
+printf '%-5s %8s %9s %8s %9s %9s %17s %17s %6s\n' '' '' '' '' medians ratio \
+	"send recv" "send recv" "%"
+for mtu in $mtus; do
+	[ "$mtu" = lo ] || ip -n "$a" link set "$VETH_A" mtu "$mtu"
+	[ "$mtu" = lo ] || ip -n "$b" link set "$VETH_B" mtu "$mtu"
+	t0=$(bench_ticks)
 	declare -A v=() cs=() cr=()
 	ratios=
 	for r in $(seq 1 "$rounds"); do
@@ -106,28 +128,29 @@ for mtu in 1500 9000; do
 		-v o="$(median <<<"${v[oneshot]}")" -v s="$(median <<<"${v[served]}")" \
 		-v q="$(median <<<"$ratios")" \
 		-v os="$(median <<<"${cs[oneshot]}")" -v or="$(median <<<"${cr[oneshot]}")" \
-		-v ss="$(median <<<"${cs[served]}")" -v sr="$(median <<<"${cr[served]}")" 'BEGIN {
-		printf "%-5s %8.0f %9.0f %8.0f %8.3fx %8.3fx %8.0f %8.0f %8.0f %8.0f\n",
-			t, i, o, s, s / o, q, os, or, ss, sr }'
+		-v ss="$(median <<<"${cs[served]}")" -v sr="$(median <<<"${cr[served]}")" \
+		-v st="$(bench_steal_pct "$t0" "$(bench_ticks)")" 'BEGIN {
+		printf "%-5s %8.0f %9.0f %8.0f %8.3fx %8.3fx %8.0f %8.0f %8.0f %8.0f %6.1f\n",
+			t, i, o, s, s / o, q, os, or, ss, sr, st }'
 	unset v cs cr
 done
 
 # The fixed cost: the whole `dnd send` of 1 MiB, as its user times it.
-ip -n "$a" link set "$VETH_A" mtu 1500
-ip -n "$b" link set "$VETH_B" mtu 1500
+[ "$mtus" = lo ] || ip -n "$a" link set "$VETH_A" mtu 1500
+[ "$mtus" = lo ] || ip -n "$b" link set "$VETH_B" mtu 1500
 fo= fs=
 for r in $(seq 1 $((4 * rounds))); do
 	p=$((port + 1 + RANDOM % 1000))
-	"${B[@]}" timeout 20 "$DND" recv -p "$p" -m null /dev/null >/dev/null 2>&1 &
+	"${B[@]}" timeout 20 "$DND" recv -p "$p" -m null "${key[@]}" /dev/null >/dev/null 2>&1 &
 	rp=$!
-	sleep 0.2
+	listening "$p" || true
 	t0=$(date +%s%N)
-	"${A[@]}" timeout 20 "$DND" send -c 10.233.0.2 -p "$p" --connect-timeout 10 -m "$m" -l 1Mi \
-		/dev/zero >/dev/null 2>&1 || true
+	"${A[@]}" timeout 20 "$DND" send -c "$to" -p "$p" --connect-timeout 10 -m "$m" -l 1Mi \
+		"${key[@]}" /dev/zero >/dev/null 2>&1 || true
 	t1=$(date +%s%N)
 	wait "$rp" || true
-	"${A[@]}" timeout 20 "$DND" send -c 10.233.0.2 -p "$port" --connect-timeout 10 -m "$m" \
-		--key "$dir/key" --peer-end null --peer-method null -l 1Mi \
+	"${A[@]}" timeout 20 "$DND" send -c "$to" -p "$port" --connect-timeout 10 -m "$m" \
+		"${key[@]}" --peer-end null --peer-method null -l 1Mi \
 		/dev/zero >/dev/null 2>&1 || true
 	t2=$(date +%s%N)
 	fo+=" $(((t1 - t0) / 1000))" fs+=" $(((t2 - t1) / 1000))"
