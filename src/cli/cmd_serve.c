@@ -186,6 +186,7 @@ int cmd_serve(int argc, char **argv)
 	struct serve_cli c;
 	struct opt_state st;
 	char why[320];
+	bool made_dir;
 	int r;
 
 	memset(&c, 0, sizeof(c));
@@ -205,12 +206,13 @@ int cmd_serve(int argc, char **argv)
 		serve_keyless_bind(&c.o);
 		return serve_run(&c.o);
 	}
-	r = key_new(c.new_key, why, sizeof(why));
+	r = key_new(c.new_key, &made_dir, why, sizeof(why));
 	if (r) {
 		log_err("%s", why);
 		return r == -EEXIST ? 2 : 1;
 	}
-	log_err("wrote a new key to %s (mode 0600); copy it to the clients "
-		"over a safe channel", c.new_key);
+	log_err("wrote a new key to %s (mode 0600%s); copy it to the clients "
+		"over a safe channel", c.new_key,
+		made_dir ? ", in a new directory of mode 0700" : "");
 	return 0;
 }

@@ -126,7 +126,9 @@ static int confine_fail(const struct dnd_confine *c, int err, const char *q,
 			 q);
 	else if (err == ENOENT)
 		snprintf(why, whylen, "name '%s': no such directory beneath "
-			 "the served directory (dnd serve creates none)", q);
+			 "the served directory (dnd serve creates none: create "
+			 "'%.*s' beneath it on the server first)", q,
+			 (int)(strrchr(q, '/') ? strrchr(q, '/') - q : 0), q);
 	else if (err == ENOTDIR)
 		snprintf(why, whylen, "name '%s': a component of its directory "
 			 "is not a directory", q);

@@ -187,18 +187,25 @@ static int key_write_hex(int fd)
 	return err;
 }
 
+/* The directory holding path: "." for a bare name, "/" at the root. */
+static void key_dir(const char *path, char *dir, size_t len)
+{
+	const char *slash = strrchr(path, '/');
+
+	if (!slash)
+		snprintf(dir, len, ".");
+	else
+		snprintf(dir, len, "%.*s", (int)(slash - path + (slash == path)),
+			 path);
+}
+
 /* fsyncs the directory holding path, so the new link survives a crash. */
 static void key_sync_dir(const char *path)
 {
 	char dir[4096];
-	const char *slash = strrchr(path, '/');
 	int fd;
 
-	if (!slash)
-		snprintf(dir, sizeof(dir), ".");
-	else
-		snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path + 1),
-			 path);
+	key_dir(path, dir, sizeof(dir));
 	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd == -1)
 		return;
@@ -206,12 +213,50 @@ static void key_sync_dir(const char *path)
 	close(fd);
 }
 
-int key_new(const char *path, char *why, size_t len)
+/*
+ * Makes the directory holding path when it alone is missing, as install -d
+ * makes its last one: mode 0700, a key's home (so that --new-key
+ * /etc/dnd/key works on a fresh machine). A deeper missing path is the
+ * user's to make: -ENOENT, and why says how.
+ */
+static int key_make_dir(const char *path, bool *made, char *why, size_t len)
 {
-	char tmp[4096];
+	char dir[4096], up[4096];
+	struct stat st;
+
+	*made = false;
+	key_dir(path, dir, sizeof(dir));
+	if (stat(dir, &st) == 0 || errno != ENOENT)
+		return 0;	/* there, or a failure mkostemp will name */
+	if (mkdir(dir, 0700) == 0) {
+		if (chmod(dir, 0700) == 0) {	/* past any umask */
+			*made = true;
+			return 0;
+		}
+		snprintf(why, len, "cannot chmod 700 %s: %s", dir,
+			 strerror(errno));
+		rmdir(dir);
+		return -EPERM;
+	}
+	if (errno == ENOENT) {
+		key_dir(dir, up, sizeof(up));
+		snprintf(why, len, "cannot create key file %s: %s does not "
+			 "exist, nor does %s (dnd makes only the last "
+			 "directory); run mkdir -p %s first", path, dir, up, up);
+		return -ENOENT;
+	}
+	snprintf(why, len, "cannot create directory %s for the key: %s", dir,
+		 strerror(errno));
+	return -errno;
+}
+
+int key_new(const char *path, bool *made_dir, char *why, size_t len)
+{
+	char tmp[4096], dir[4096];
 	struct stat st;
 	int fd, err;
 
+	*made_dir = false;
 	if (sodium_init() < 0) {
 		snprintf(why, len, "libsodium failed to initialise");
 		return -EIO;
@@ -225,12 +270,15 @@ int key_new(const char *path, char *why, size_t len)
 		snprintf(why, len, "key file name is too long");
 		return -ENAMETOOLONG;
 	}
+	err = key_make_dir(path, made_dir, why, len);
+	if (err)
+		return err;
 	fd = mkostemp(tmp, O_CLOEXEC);
 	if (fd == -1) {
 		err = -errno;
 		snprintf(why, len, "cannot create key file %s: %s", path,
 			 strerror(errno));
-		return err;
+		goto out;
 	}
 	/* mkostemp's 0600 is masked by the umask; the key must be 0600. */
 	err = fchmod(fd, 0600) == -1 ? -errno : key_write_hex(fd);
@@ -251,8 +299,14 @@ int key_new(const char *path, char *why, size_t len)
 				 strerror(errno));
 	}
 	unlink(tmp);
-	if (!err)
+out:
+	if (!err) {
 		key_sync_dir(path);
+	} else if (*made_dir) {
+		key_dir(path, dir, sizeof(dir));
+		rmdir(dir);
+		*made_dir = false;
+	}
 	return err;
 }
 

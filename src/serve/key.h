@@ -41,8 +41,10 @@ int key_load(const char *path, struct dnd_key *k, char *why, size_t len);
  * synced, and linked to path, so path appears whole or not at all and an
  * existing path (even a dangling symlink) is never replaced: -EEXIST. Other
  * failures return -errno with why naming the step; no temporary is left.
+ * A missing last directory of path is made, mode 0700 (*made_dir says so;
+ * removed again on failure); a deeper missing one is -ENOENT.
  */
-int key_new(const char *path, char *why, size_t len);
+int key_new(const char *path, bool *made_dir, char *why, size_t len);
 
 /* Zeroes the secret in a way the compiler cannot drop. */
 void key_wipe(struct dnd_key *k);

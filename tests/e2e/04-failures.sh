@@ -172,7 +172,7 @@ for keyed in "" "--key $T/key"; do
 		fail "a pull of a missing file: $OUT"
 	# shellcheck disable=SC2086
 	expect_exit 1 "$DND" recv -c 127.0.0.1 -p "$PORT" $keyed --from nodir/f "$T/pulled"
-	[ "$OUT" = "dnd: server refused: name 'nodir/f': no such directory beneath the served directory (dnd serve creates none)" ] ||
+	[ "$OUT" = "dnd: server refused: name 'nodir/f': no such directory beneath the served directory (dnd serve creates none: create 'nodir' beneath it on the server first)" ] ||
 		fail "a pull from a missing directory: $OUT"
 	[ -e "$T/pulled" ] && fail "a refused pull left $T/pulled"
 	kill -TERM "$BPID"

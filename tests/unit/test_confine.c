@@ -109,7 +109,9 @@ static void test_bad_names(void)
 	refused("rl/etc/passwd", 13, -ELOOP, "crosses a symbolic link");
 	refused("fifo", 4, -EINVAL, "'fifo' is a FIFO, not a regular file");
 	refused("sub", 3, -EISDIR, "'sub' is a directory, not a regular file");
-	refused("nodir/x", 7, -ENOENT, "no such directory beneath");
+	refused("nodir/x", 7, -ENOENT, "no such directory beneath the served "
+		"directory (dnd serve creates none: create 'nodir' beneath it "
+		"on the server first)");
 	refused("f/x", 3, -ENOTDIR, "is not a directory");
 	refused("a\nb/x", 5, -EINVAL, "name 'a\\nb/x' holds a control "
 		"character (byte 0x0a at offset 1)");

@@ -161,15 +161,27 @@ static void test_key_new(const char *dir)
 	struct dnd_key k;
 	struct stat st;
 	mode_t um;
+	bool made;
 	int fd, i, hex = 0;
 	ssize_t n;
 
+	/* Only the last directory is made: a deeper missing one is named. */
+	snprintf(p, sizeof(p), "%s/no/new/key", dir);
+	CHECK(key_new(p, &made, why, sizeof(why)) == -ENOENT && !made &&
+	      strstr(why, "/no/new does not exist, nor does ") &&
+	      strstr(why, "(dnd makes only the last directory); run mkdir -p ")
+	      && strstr(why, "/no first"), "a deeper missing path: %s", why);
+	snprintf(buf, sizeof(buf), "%s/no", dir);
+	CHECK(stat(buf, &st) == -1 && errno == ENOENT, "nothing made for it");
+	/* "new" is missing: made, 0700 whatever the umask. */
 	snprintf(buf, sizeof(buf), "%s/new", dir);
-	mkdir(buf, 0700);
 	snprintf(p, sizeof(p), "%s/key", buf);
 	um = umask(0277);	/* the key must be 0600 whatever the umask */
-	CHECK(key_new(p, why, sizeof(why)) == 0, "--new-key: %s", why);
+	CHECK(key_new(p, &made, why, sizeof(why)) == 0 && made,
+	      "--new-key makes its missing directory: %s", why);
 	umask(um);
+	CHECK(stat(buf, &st) == 0 && (st.st_mode & 07777) == 0700,
+	      "the new directory is 0700 (%o)", (unsigned int)(st.st_mode & 07777));
 	fd = open(p, O_RDONLY | O_CLOEXEC);
 	n = read(fd, buf, sizeof(buf));
 	close(fd);
@@ -181,7 +193,7 @@ static void test_key_new(const char *dir)
 	      "64 hex characters and a newline");
 	CHECK(key_load(p, &k, why, sizeof(why)) == 0 && k.len == 64,
 	      "the new key loads: %s", why);
-	CHECK(key_new(p, why, sizeof(why)) == -EEXIST &&
+	CHECK(key_new(p, &made, why, sizeof(why)) == -EEXIST && !made &&
 	      strstr(why, "refusing to overwrite"), "refuses to overwrite: %s",
 	      why);
 	fd = open(p, O_RDONLY | O_CLOEXEC);
