@@ -4,6 +4,8 @@
  * main() only picks a subcommand from the table; the rest is in src/cli/.
  */
 #include <stddef.h>
+#include <stdio.h>
+#include <string.h>
 
 #include "cli/cmd_bench.h"
 #include "cli/cmd_bench_relay.h"
@@ -50,6 +52,13 @@ int main(int argc, char **argv)
 	if (argc < 2) {
 		cmd_list(cmds, stderr);
 		return 2;
+	}
+	/* dnd --help: the commands first, then the 2006 form's options. */
+	if (argc == 2 && (!strcmp(argv[1], "--help") ||
+			  !strcmp(argv[1], "-h"))) {
+		cmd_list(cmds, stdout);
+		printf("\n");
+		fflush(stdout);
 	}
 	c = cmd_find(cmds, argc - 1, argv + 1, &words);
 	if (c)

@@ -13,8 +13,10 @@
 #include "cli/opt_parse.h"
 #include "core/log.h"
 
-#define SEED_USAGE "dnd [-b bsz] [-c host] [-h] [-l sz] [-m method] " \
-		   "[-o|-t] [-p port] [-w wsz] FILE"
+/* The 2006 dnd program's command line, as its usage text had it. */
+#define DND2006_USAGE "dnd [-b bsz] [-c host] [-h] [-l sz] [-m method] " \
+		      "[-o|-t] [-p port] [-w wsz] FILE"
+
 
 /* Does name (one or two words) match the words at argv? */
 static int cmd_words(const char *name, int argc, char **argv)
@@ -50,14 +52,15 @@ void cmd_list(const struct dnd_cmd *cmds, FILE *f)
 {
 	const struct dnd_cmd *c;
 
-	fprintf(f, "usage: dnd COMMAND [options]\n   or: " SEED_USAGE
-		"\n\nCommands:\n");
+	fprintf(f, "usage: dnd COMMAND [options]\n\nCommands:\n");
 	for (c = cmds; c->name; c++)
 		fprintf(f, "  %-13s %s\n", c->name, c->help);
 	fprintf(f, "\n");
-	opt_wrap(f, 0, 0, "The second form is the original tool's: with -c "
-		 "HOST it sends FILE, otherwise it receives into FILE ('dnd "
-		 "--help' describes it).");
+	opt_wrap(f, 0, 0, "'dnd COMMAND --help' describes each. Without a "
+		 "command, dnd takes the 2006 dnd program's command line:");
+	fprintf(f, "  " DND2006_USAGE "\n");
+	opt_wrap(f, 0, 0, "with -c HOST it sends FILE, otherwise it receives "
+		 "into FILE ('dnd --help' lists its options after this list).");
 }
 
 /* Edit distance with adjacent swaps counted as one (optimal alignment). */

@@ -497,10 +497,11 @@ static const struct opt_cmd xfer_seed_cmd = {
 	.name = "",
 	.usage = "dnd [-b bsz] [-c host] [-h] [-l sz] [-m method] [-o|-t] "
 		 "[-p port] [-w wsz] FILE",
-	.about = "The original tool's form of a timed disk-network-disk "
-		 "transfer over TCP: with -c HOST it sends FILE to HOST (as "
-		 "'dnd send'), otherwise it receives into FILE (as 'dnd recv'). "
-		 "'dnd help' lists the other commands.",
+	.about = "The 2006 dnd program's command line (Jim Schutt's, from "
+		 "the linux-kernel thread \"splice/vmsplice performance test "
+		 "results\"), kept as it was: a timed disk-network-disk "
+		 "transfer over TCP. With -c HOST it sends FILE to HOST (as "
+		 "'dnd send'), otherwise it receives into FILE (as 'dnd recv').",
 	.notes = XFER_NOTES,
 	.parts = xfer_seed_parts,
 	.roles = BOTH,

@@ -137,8 +137,9 @@ static void report_headline(FILE *f, const struct dnd_result *r)
 	if (!r->sender)
 		fprintf(f, ", first byte to the last landed\n\n");
 	else if (r->total_seconds > 0)
-		fprintf(f, " to the receiver's confirmation; sent (the seed's "
-			"timing) in %.3f s: %.3f MB/s\n\n", r->cost.wall, mbps);
+		fprintf(f, " to the receiver's confirmation; sent (the 2006 "
+			"program's timing) in %.3f s: %.3f MB/s\n\n",
+			r->cost.wall, mbps);
 	else
 		fprintf(f, " to the last byte sent; no confirmation came\n\n");
 }

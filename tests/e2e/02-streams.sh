@@ -20,13 +20,13 @@ ok "zero -> null for 20 pairs, counted on both sides"
 
 # The headline: labelled as iperf3 labels its ends, the sender's the whole
 # transfer to the receiver's confirmation (with -P, the last stream's), the
-# seed's timing beside it; no "total:" line repeating it. The receiver's
+# 2006 program's timing beside it; no "total:" line repeating it. The receiver's
 # headline is its data path, its total: line what it waited (here, with
 # nothing landed, to its verdict).
 num='[0-9]+\.[0-9]{3}'
 xfer "-c 127.0.0.1 -P 2 -l 3Mi /dev/zero" "-m null /dev/null"
 [ "$SRC" = 0 ] && [ "$RRC" = 0 ] || fail "-P 2: $(cat "$T/s.log" "$T/r.log")"
-grep -Eqx "sender: 3145728 bytes in $num s: $num MB/s \($num Gbit/s\) to the receiver's confirmation; sent \(the seed's timing\) in $num s: $num MB/s" \
+grep -Eqx "sender: 3145728 bytes in $num s: $num MB/s \($num Gbit/s\) to the receiver's confirmation; sent \(the 2006 program's timing\) in $num s: $num MB/s" \
 	"$T/s.log" || fail "sender headline: $(cat "$T/s.log")"
 grep -Eqx "receiver: 3145728 bytes in $num s: $num MB/s \($num Gbit/s\), first byte to the last landed" \
 	"$T/r.log" || fail "receiver headline: $(cat "$T/r.log")"
@@ -52,7 +52,7 @@ grep -Eqx "Sent 3072 KiB in $num sec: $num MB/s \($num Gb/s\)" "$T/s.log" ||
 	fail "seed form sender line: $(cat "$T/s.log")"
 grep -Eqx "Received 3072 KiB in $num sec: $num MB/s \($num Gb/s\)" "$T/r.log" ||
 	fail "seed form receiver line: $(cat "$T/r.log")"
-ok "headlines: sender to the confirmation beside the seed's timing, receiver; the 2006 form's lines as they were"
+ok "headlines: sender to the confirmation beside the 2006 program's timing, receiver; the 2006 form's lines as they were"
 
 # zero -> file lands verified zeros for every sender (rw writes and vmsplice
 # re-splices the same zeroed buffer: the receiver's hash proves they stayed

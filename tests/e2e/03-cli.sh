@@ -80,8 +80,22 @@ for c in send recv bench "bench relay" filebench probe relay version; do
 	echo "$b" | grep -q "^usage: dnd $c" || fail "dnd $c --help: $b"
 	echo "$b" | grep -qi "seed 0" && fail "dnd $c --help names a seed"
 done
-"$DND" 2>&1 | grep -qi "seed 0" && fail "dnd's usage names a seed"
-ok "help lists every command; help CMD is CMD --help"
+"$DND" 2>&1 | grep -qiE "seed|original tool" && fail "dnd's usage names a seed"
+# dnd --help: the list of commands first, then the 2006 form's options.
+expect_exit 0 "$DND" --help
+[ "$(echo "$OUT" | head -1)" = "usage: dnd COMMAND [options]" ] ||
+	fail "dnd --help does not open with the commands: $OUT"
+for c in send recv bench "bench relay" filebench probe serve relay help version; do
+	echo "$OUT" | grep -q "^  $c  " || fail "'dnd --help' lacks $c: $OUT"
+done
+cmds_at=$(echo "$OUT" | grep -n "^  version  " | cut -d: -f1)
+old_at=$(echo "$OUT" | grep -n "^usage: dnd \[-b bsz\]" | cut -d: -f1)
+[ -n "$old_at" ] && [ "$old_at" -gt "$cmds_at" ] ||
+	fail "dnd --help: the 2006 form is not after the commands: $OUT"
+echo "$OUT" | grep -q "The 2006 dnd program's command line" ||
+	fail "dnd --help does not name the 2006 form: $OUT"
+echo "$OUT" | grep -qiE "seed|original tool" && fail "dnd --help names a seed: $OUT"
+ok "help lists every command; help CMD is CMD --help; --help lists them first"
 
 # Each side's help lists only its options.
 expect_exit 0 "$DND" send --help

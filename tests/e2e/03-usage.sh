@@ -82,7 +82,8 @@ expect_out "usage: dnd send -c HOST"
 expect_exit 0 "$DND" -h
 expect_out "usage: dnd [-b bsz] [-c host] [-h] [-l sz] [-m method] [-o|-t] [-p port] [-w wsz] FILE"
 expect_exit 2 "$DND"
-expect_out "   or: dnd [-b bsz] [-c host] [-h] [-l sz] [-m method] [-o|-t] [-p port] [-w wsz] FILE"
+expect_out "program's command line:
+  dnd [-b bsz] [-c host] [-h] [-l sz] [-m method] [-o|-t] [-p port] [-w wsz] FILE"
 ok "help"
 
 # --time (iperf3's -t): -t keeps its meaning, recv's --replace; --time
@@ -102,7 +103,7 @@ wait_recv
 [ "$RRC" = 0 ] || fail "timed run's receiver: $(cat "$T/r.log")"
 n=$(stat -c %s "$T/timed")
 [ "$n" -gt 0 ] || fail "a timed run sent nothing"
-secs=$(sed -nE "s/^sender: $n bytes in [0-9.]+ s: .*; sent \(the seed's timing\) in ([0-9]+\.[0-9]+) s: .*/\1/p" <<<"$OUT")
+secs=$(sed -nE "s/^sender: $n bytes in [0-9.]+ s: .*; sent \(the 2006 program's timing\) in ([0-9]+\.[0-9]+) s: .*/\1/p" <<<"$OUT")
 [ -n "$secs" ] || fail "the report does not give the time and the bytes: $OUT"
 awk -v s="$secs" 'BEGIN { exit !(s >= 0.3) }' || fail "a 0.3 s run stopped after $secs s"
 expect_out "verify: verified (xxh3 "
