@@ -222,7 +222,9 @@ smoke: deps all
 # dnd's main job: every method pair on loopback against memcpy, a pipe-only
 # ceiling and iperf3 (make bench BENCH_ARGS="--full --plot bench.png").
 BENCH_ARGS ?= --compare
-bench: deps all
+bench:
+	$(Q)scripts/deps.sh bench
+	$(Q)$(MAKE) --no-print-directory all
 	$(Q)$(BIN) bench $(BENCH_ARGS)
 
 hdrcheck: | check-headers

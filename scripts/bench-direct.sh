@@ -20,7 +20,7 @@ DND=${DND:-$here/dnd}
 SIZE=${1:-1Gi}
 ROUNDS=${2:-3}
 DIR=${3:-/var/tmp}
-command -v fio >/dev/null || "$here/scripts/deps.sh" bench
+command -v fio >/dev/null || "$here/scripts/deps.sh" refs
 command -v jq >/dev/null || { echo "bench-direct: jq missing" >&2; exit 2; }
 bytes=$(numfmt --from=iec-i "$SIZE")
 W=$(mktemp -d "$DIR/dnd-direct.XXXXXX")

@@ -18,7 +18,7 @@ DIR=${3:-/var/tmp}
 shift $(($# < 3 ? $# : 3))
 [ $# -gt 0 ] || set -- "splice rw" "sendfile rw" "mmap rw"
 pairs=("$@")
-command -v fio >/dev/null || "$here/scripts/deps.sh" bench
+command -v fio >/dev/null || "$here/scripts/deps.sh" refs
 bytes=$(numfmt --from=iec-i "$SIZE")
 W=$(mktemp -d "$DIR/dnd-disk.XXXXXX")
 trap 'rm -rf "$W"' EXIT

@@ -11,7 +11,7 @@ DND=${DND:-$here/dnd}
 SIZE=${1:-4g}
 ROUNDS=${2:-3}
 DIR=${3:-/var/tmp}
-command -v fio >/dev/null || "$here/scripts/deps.sh" bench
+command -v fio >/dev/null || "$here/scripts/deps.sh" refs
 W=$(mktemp -d "$DIR/dnd-fb.XXXXXX")
 trap 'rm -rf "$W"' EXIT
 # seed 000's job, verbatim but for the size, the directory and

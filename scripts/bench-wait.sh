@@ -33,7 +33,7 @@ DIR=${3:-/var/tmp}
 . "$here/scripts/bench-lib.sh"
 bytes=$(bench_size "$SIZE") || exit 2
 case $ROUNDS in '' | *[!0-9]* | 0) echo "bench-wait: ROUNDS is a count, not '$ROUNDS'" >&2; exit 2 ;; esac
-command -v fio >/dev/null || "$here/scripts/deps.sh" bench
+command -v fio >/dev/null || "$here/scripts/deps.sh" refs
 command -v jq >/dev/null || { echo "bench-wait: jq missing (scripts/deps.sh)" >&2; exit 2; }
 bench_pin
 W=$(mktemp -d "$DIR/dnd-wait.XXXXXX")

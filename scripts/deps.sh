@@ -5,7 +5,10 @@
 # machine can run dpkg-buildpackage too) and the tools the tests use. Quiet
 # and quick when everything is there already.
 # `deps.sh fuzz` also wants clang and its libFuzzer runtime (make fuzz);
-# `deps.sh bench` fio and bc, which the scripts/bench-*.sh references use.
+# `deps.sh bench` wants only what make bench needs: the compiler, the
+# libraries dnd links, iperf3 beside it and iproute2 for --netns (not the
+# packaging and test tools: lintian, mandoc, debhelper ...).
+# `deps.sh refs` adds fio and bc, the references of scripts/bench-*.sh.
 set -eu
 cd "$(dirname "$0")/.."
 
@@ -28,9 +31,13 @@ build_depends() {
 PKGS="gcc make dpkg-dev $(build_depends | tr '\n' ' ')
 xxhash netcat-openbsd iproute2 iperf3 strace gnuplot-nox jq
 man-db groff-base mandoc lintian python3 python3-jsonschema curl openssl"
+case ${1:-} in
 # libclang-rt-dev holds libFuzzer; clang only recommends it.
-[ "${1:-}" = fuzz ] && PKGS="$PKGS clang libclang-rt-dev"
-[ "${1:-}" = bench ] && PKGS="$PKGS fio bc"
+fuzz) PKGS="$PKGS clang libclang-rt-dev" ;;
+bench) PKGS="gcc make $(build_depends | grep -vx debhelper | tr '\n' ' ')
+iperf3 iproute2" ;;
+refs) PKGS="$PKGS fio bc" ;;
+esac
 
 # One dpkg-query for all: it names the installed ones.
 # shellcheck disable=SC2086

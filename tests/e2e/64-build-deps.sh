@@ -87,3 +87,24 @@ case "$OUT" in *other* | *"(>="* | *linux-any* | *debhelper-compat*)
 	fail "deps.sh did not reduce Build-Depends to package names: $OUT" ;;
 esac
 ok "deps.sh asks for debian/control's Build-Depends"
+
+# deps.sh bench asks for what make bench needs and no more: with nothing
+# installed (a dpkg-query that knows no package), the list it asks for.
+mkdir -p "$T/nodpkg"
+printf '#!/bin/sh\nexit 0\n' >"$T/nodpkg/dpkg-query"
+chmod -R a+rX "$T"; chmod a+x "$T/nodpkg/dpkg-query"
+cp "$root/debian/control" "$T/tree/debian/control"
+asks() {
+	expect_exit 1 setpriv --reuid=nobody --regid=nogroup --clear-groups \
+		env PATH="$T/nodpkg:$PATH" sh "$T/tree/scripts/deps.sh" "$@"
+	echo "$OUT" | sed -n 's/^dnd: missing Debian packages: \(.*\); run .*/\1/p' |
+		tr ' ' '\n' | sort | tr '\n' ' '
+}
+want="bash-completion gcc iperf3 iproute2 libmicrohttpd-dev libsodium-dev libssl-dev liburing-dev libxxhash-dev make pkg-config "
+got=$(asks bench)
+[ "$got" = "$want" ] || fail "deps.sh bench asks for '$got', not '$want'"
+got=$(asks)
+for p in lintian mandoc debhelper iperf3 jq python3-jsonschema; do
+	case " $got" in *" $p "*) ;; *) fail "deps.sh (make test) does not ask for $p: $got" ;; esac
+done
+ok "deps.sh bench asks only for the compiler, the libraries, iperf3 and iproute2"
