@@ -3,7 +3,8 @@
  * What this kernel and process can do: kernel and pipe limits, io_uring's
  * opcodes, and the feature table that `dnd probe --require`, bench and the
  * tests share. The live checks are in probe_live.c (features) and
- * probe_seed.c (seed 004's kernel behaviours).
+ * probe_relay.c (the splice-relay behaviours from HAProxy's 2009 netdev
+ * thread).
  */
 #include <sys/utsname.h>
 #include <errno.h>
@@ -24,7 +25,7 @@
 #include "probe/probe.h"
 #include "probe/probe_check.h"
 #include "probe/probe_live.h"
-#include "probe/probe_seed.h"
+#include "probe/probe_relay.h"
 
 /* ---- kernel facts ---- */
 
@@ -240,22 +241,22 @@ static const struct probe_feature features[] = {
 	  probe_live_netns },
 	{ "ktls", "kernel TLS: the tls ULP attaches, OpenSSL has kTLS", 0,
 	  { "ulp_listed", "ulp_errno", "openssl_ktls" }, check_ktls },
-	{ "seed004-a", "(a) one splice takes many queued segments",
-	  DND_PF_SEED, { "mss_bytes", "queued_bytes", "spliced_bytes" },
-	  probe_seed004_a },
-	{ "seed004-b", "(b) splice(len 1000) never returns more than 1000",
-	  DND_PF_SEED,
+	{ "splice-relay-a", "(a) one splice takes many queued segments",
+	  DND_PF_SPLICE_RELAY, { "mss_bytes", "queued_bytes", "spliced_bytes" },
+	  probe_splice_relay_a },
+	{ "splice-relay-b", "(b) splice(len 1000) never returns more than 1000",
+	  DND_PF_SPLICE_RELAY,
 	  { "asked_bytes", "max_returned_bytes", "calls", "min_queued_bytes" },
-	  probe_seed004_b },
-	{ "seed004-c", "(c) full pipe, data queued: splice says EAGAIN",
-	  DND_PF_SEED,
+	  probe_splice_relay_b },
+	{ "splice-relay-c", "(c) full pipe, data queued: splice says EAGAIN",
+	  DND_PF_SPLICE_RELAY,
 	  { "pipe_bytes", "socket_queued_bytes", "splice_errno",
 	    "empty_socket_errno" },
-	  probe_seed004_c },
-	{ "seed004-d", "(d) SO_RCVLOWAT delays epoll; then splice reads",
-	  DND_PF_SEED,
+	  probe_splice_relay_c },
+	{ "splice-relay-d", "(d) SO_RCVLOWAT delays epoll; then splice reads",
+	  DND_PF_SPLICE_RELAY,
 	  { "lowat_bytes", "ready_below", "ready_at", "spliced_bytes" },
-	  probe_seed004_d },
+	  probe_splice_relay_d },
 	{ NULL, NULL, 0, { NULL }, NULL },
 };
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * What this kernel and this process can do, checked live where it matters,
- * plus the seed threads' kernel behaviours. Used by `dnd probe`, the bench
+ * plus the splice-relay behaviours from HAProxy's 2009 netdev thread. Used by `dnd probe`, the bench
  * runner and the tests; method usability itself stays in method_probe().
  */
 #ifndef DND_PROBE_H
@@ -13,8 +13,8 @@
 #define DND_PROBE_NVAL 4
 #define DND_PROBE_UNSET (-1LL)	/* a val[] the check did not get to */
 
-/* A seed's kernel behaviour (pass/fail) rather than a feature. */
-#define DND_PF_SEED (1u << 0)
+/* A splice-relay behaviour (pass/fail) rather than a feature. */
+#define DND_PF_SPLICE_RELAY (1u << 0)
 
 /* The outcome of one check. */
 struct probe_result {

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The kit the live checks of `dnd probe` are built from (probe_live.c,
- * probe_seed.c, probe.c): the result setter, a loopback TCP connection,
+ * probe_relay.c, probe.c): the result setter, a loopback TCP connection,
  * bounded waits, non-blocking pipes, a temporary file, a byte pattern.
  * Every wait is bounded by about DND_PROBE_WAIT_MS; nothing here blocks.
  */
@@ -17,7 +17,7 @@
 #include "probe/probe.h"
 
 #define DND_PROBE_WAIT_MS 1000	/* bound on each wait of a live check */
-/* Seed 004's segments came off Ethernet; loopback's 64 KiB MSS would turn
+/* The 2009 thread's segments came off Ethernet; loopback's 64 KiB MSS would turn
  * "many segments queued" into two or three. */
 #define DND_PROBE_MSS 1448
 #define DND_PROBE_RCVBUF (2 << 20)	/* room to queue hundreds of segments */

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * Seed 004's kernel behaviours, checked live: non-blocking splice from a
+ * The splice-relay behaviours from HAProxy's 2009 netdev thread ("tcp:
+ * splice as many packets as possible at once"), checked live: non-blocking splice from a
  * loopback socket with Ethernet-sized segments queued, a full pipe's
  * EAGAIN, and SO_RCVLOWAT against epoll and splice.
  */
@@ -17,16 +18,16 @@
 #include "core/net.h"
 #include "core/pipe.h"
 #include "probe/probe_check.h"
-#include "probe/probe_seed.h"
+#include "probe/probe_relay.h"
 
-struct seed_live {
+struct relay_live {
 	struct probe_conn c;
 	struct dnd_pipe p;
 	long long mss;	  /* one full segment, from TCP_INFO */
 	long long queued; /* at the receiver once the sender stopped */
 };
 
-static void seed_close(struct seed_live *s)
+static void relay_close(struct relay_live *s)
 {
 	pipe_close(&s->p);
 	probe_conn_close(&s->c);
@@ -34,7 +35,7 @@ static void seed_close(struct seed_live *s)
 
 /* Ethernet-sized segments queued on the receiver, and a pipe of pipe_want
  * bytes (0: the default 16 slots). Fails -EAGAIN unless min_segs queued. */
-static int seed_open(struct seed_live *s, size_t send, unsigned int pipe_want,
+static int relay_open(struct relay_live *s, size_t send, unsigned int pipe_want,
 		     long long min_segs, struct probe_result *r)
 {
 	int e = probe_conn_open(&s->c, DND_PROBE_MSS, DND_PROBE_RCVBUF, r);
@@ -49,7 +50,7 @@ static int seed_open(struct seed_live *s, size_t send, unsigned int pipe_want,
 	s->queued = probe_conn_queue(&s->c, send);
 	s->mss = probe_conn_mss(&s->c);
 	if (s->mss <= 0 || s->queued < min_segs * s->mss) {
-		seed_close(s);
+		relay_close(s);
 		return probe_res(r, -EAGAIN,
 				 "inconclusive: only %lld bytes "
 				 "queued on the loopback socket (MSS %lld), "
@@ -61,11 +62,11 @@ static int seed_open(struct seed_live *s, size_t send, unsigned int pipe_want,
 
 /* (a) Willy Tarreau's 2009 fix: before it, a non-blocking tcp_splice_read()
  * returned after one segment whatever len asked for. */
-int probe_seed004_a(struct probe_result *r)
+int probe_splice_relay_a(struct probe_result *r)
 {
-	struct seed_live s;
+	struct relay_live s;
 	ssize_t n;
-	int e = seed_open(&s, 512 << 10, DND_PROBE_BIGPIPE, 8, r);
+	int e = relay_open(&s, 512 << 10, DND_PROBE_BIGPIPE, 8, r);
 
 	if (e)
 		return e;
@@ -84,17 +85,17 @@ int probe_seed004_a(struct probe_result *r)
 			s.p.size, n, (double)n / (double)s.mss, s.mss,
 			s.queued);
 	r->val[2] = n;
-	seed_close(&s);
+	relay_close(&s);
 	return e;
 }
 
 /* (b) Eric Dumazet saw splice(len 1000) return 1460 once the fix above
  * let tcp_read_sock() go on past len. */
-int probe_seed004_b(struct probe_result *r)
+int probe_splice_relay_b(struct probe_result *r)
 {
-	struct seed_live s;
+	struct relay_live s;
 	long long low = LLONG_MAX, max = 0, calls = 0;
-	int e = seed_open(&s, 256 << 10, DND_PROBE_BIGPIPE, 32, r);
+	int e = relay_open(&s, 256 << 10, DND_PROBE_BIGPIPE, 32, r);
 
 	if (e)
 		return e;
@@ -126,12 +127,12 @@ int probe_seed004_b(struct probe_result *r)
 			      "with at least %lld bytes queued (MSS %lld): the "
 			      "largest returned %lld",
 			      calls, low, s.mss, max);
-	seed_close(&s);
+	relay_close(&s);
 	return e;
 }
 
 /* Empties pipe and socket, then splices once more: an empty socket. */
-static int seed_empty_errno(struct seed_live *s)
+static int relay_empty_errno(struct relay_live *s)
 {
 	probe_pipe_empty(&s->p);
 	probe_conn_drain(&s->c);
@@ -141,14 +142,14 @@ static int seed_empty_errno(struct seed_live *s)
 	return errno;
 }
 
-/* (c) Willy's question in seed 004: a full pipe and an empty socket both
+/* (c) Willy Tarreau's question in that thread: a full pipe and an empty socket both
  * answer EAGAIN, so EAGAIN alone cannot say whether to wait for POLLIN or
  * to drain the pipe first. */
-int probe_seed004_c(struct probe_result *r)
+int probe_splice_relay_c(struct probe_result *r)
 {
-	struct seed_live s;
+	struct relay_live s;
 	ssize_t n = 0;
-	int e = seed_open(&s, 512 << 10, 0, 32, r), err, i, readable;
+	int e = relay_open(&s, 512 << 10, 0, 32, r), err, i, readable;
 
 	if (e)
 		return e;
@@ -167,7 +168,7 @@ int probe_seed004_c(struct probe_result *r)
 			      i, s.p.size, r->val[0], r->val[1],
 			      err ? strerror(err) : "no error");
 	else {
-		r->val[3] = seed_empty_errno(&s);
+		r->val[3] = relay_empty_errno(&s);
 		e = probe_res(
 			r, 0,
 			"pipe full (%u slots of F_GETPIPE_SZ %u "
@@ -182,7 +183,7 @@ int probe_seed004_c(struct probe_result *r)
 			r->val[3] == EAGAIN ? "EAGAIN too"
 					    : strerror((int)r->val[3]));
 	}
-	seed_close(&s);
+	relay_close(&s);
 	return e;
 }
 
@@ -194,10 +195,10 @@ static int lowat_step(struct probe_conn *c, int ep, size_t n, int ms,
 	return probe_wait_fd(-1, 0, ep, ms);
 }
 
-/* (d) Eric Dumazet's wish in seed 004: SO_RCVLOWAT should cut wakeups. It
+/* (d) Eric Dumazet's wish in that thread: SO_RCVLOWAT should cut wakeups. It
  * gates poll/epoll readiness (tcp_poll), but splice does not read it as a
  * target: a splice after the wakeup takes whatever is queued. */
-int probe_seed004_d(struct probe_result *r)
+int probe_splice_relay_d(struct probe_result *r)
 {
 	struct epoll_event ev = { .events = EPOLLIN };
 	struct probe_conn c;

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Seed 004's kernel behaviours (a)-(d), checked live on loopback TCP with
- * Ethernet-sized segments: entries of probe.c's table with DND_PF_SEED.
+ * The splice-relay behaviours (a)-(d) from HAProxy's 2009 netdev thread, checked live on loopback TCP with
+ * Ethernet-sized segments: entries of probe.c's table with DND_PF_SPLICE_RELAY.
  */
-#ifndef DND_PROBE_SEED_H
-#define DND_PROBE_SEED_H
+#ifndef DND_PROBE_RELAY_H
+#define DND_PROBE_RELAY_H
 
 #include "probe/probe.h"
 
@@ -16,13 +16,13 @@
  * what it opened.
  */
 /* (a) One non-blocking splice takes many queued segments. */
-int probe_seed004_a(struct probe_result *r);
+int probe_splice_relay_a(struct probe_result *r);
 /* (b) splice(len 1000) never returns more than 1000. */
-int probe_seed004_b(struct probe_result *r);
+int probe_splice_relay_b(struct probe_result *r);
 /* (c) A full pipe with data queued: splice says EAGAIN, as for an empty
  * socket. */
-int probe_seed004_c(struct probe_result *r);
+int probe_splice_relay_c(struct probe_result *r);
 /* (d) SO_RCVLOWAT delays epoll's wakeup; splice then takes what is queued. */
-int probe_seed004_d(struct probe_result *r);
+int probe_splice_relay_d(struct probe_result *r);
 
 #endif

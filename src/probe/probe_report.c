@@ -92,22 +92,23 @@ static void probe_text_uring(const struct probe_uring *u)
 	probe_wrap(2, line);
 }
 
-/* One block per feature (seed == false) or per seed behaviour. */
-static void probe_text_features(const struct probe_result *res, bool seed)
+/* One block per feature (relay == false) or per splice-relay behaviour. */
+static void probe_text_features(const struct probe_result *res, bool relay)
 {
 	const struct probe_feature *f;
 	int i;
 
-	if (seed)
-		printf("\nsplice behaviours the relay relies on (live over "
-		       "loopback, TCP_MAXSEG 1448 as on Ethernet)\n");
+	if (relay)
+		printf("\nsplice behaviours the relay relies on, from "
+		       "HAProxy's 2009 netdev thread (live over loopback, "
+		       "TCP_MAXSEG 1448 as on Ethernet)\n");
 	else
 		printf("\nfeatures (dnd probe --require NAME)\n");
 	for (f = probe_features(), i = 0; f->name; f++, i++) {
-		if (!(f->flags & DND_PF_SEED) != !seed)
+		if (!(f->flags & DND_PF_SPLICE_RELAY) != !relay)
 			continue;
 		printf("  %-4s %-20s %s\n",
-		       seed ? (res[i].err ? "FAIL" : "pass")
+		       relay ? (res[i].err ? "FAIL" : "pass")
 			    : (res[i].err ? "NO" : "yes"),
 		       f->name, f->what);
 		probe_wrap(7, res[i].why);
@@ -189,15 +190,15 @@ static void probe_json_result(struct json *j, const struct probe_feature *f,
 }
 
 static void probe_json_features(struct json *j, const struct probe_result *res,
-			  bool seed)
+			  bool relay)
 {
 	const struct probe_feature *f;
 	int i;
 
-	json_obj_begin(j, seed ? "seed004" : "features");
+	json_obj_begin(j, relay ? "splice_relay" : "features");
 	for (f = probe_features(), i = 0; f->name; f++, i++)
-		if (!(f->flags & DND_PF_SEED) == !seed)
-			probe_json_result(j, f, &res[i], seed ? "pass" : "present");
+		if (!(f->flags & DND_PF_SPLICE_RELAY) == !relay)
+			probe_json_result(j, f, &res[i], relay ? "pass" : "present");
 	json_obj_end(j);
 }
 

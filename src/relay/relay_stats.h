@@ -71,7 +71,7 @@ void relay_stats_print(const struct relay_opts *o,
  */
 void relay_stats_add(struct relay_stats *dst, const struct relay_stats *src);
 
-/* Mean bytes per splice into a pipe (seed 004's figure of merit); 0: none. */
+/* Mean bytes per splice into a pipe (the figure of merit of HAProxy's 2009 netdev thread); 0: none. */
 double relay_bytes_per_splice(const struct relay_stats *st);
 
 #endif

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # dnd probe: the JSON report parses and has every field; --require answers
-# exactly 0 (present), 77 (missing) and 2 (unknown name); seed 004's
+# exactly 0 (present), 77 (missing) and 2 (unknown name); the splice-relay
 # behaviours (a)-(c) hold on this kernel; nothing is left in TMPDIR.
 . "$(dirname "$0")/lib.sh"
 
@@ -38,7 +38,7 @@ expect_exit 2 "$DND" probe --require no-such-thing
 known=${OUT##*known: }
 [ -n "$known" ] && [ "$known" != "$OUT" ] || fail "no known names in: $OUT"
 for n in ${known//,/ }; do
-	jq -e ".features[\"$n\"] or .seed004[\"$n\"]" "$T/p.json" >/dev/null &&
+	jq -e ".features[\"$n\"] or .splice_relay[\"$n\"]" "$T/p.json" >/dev/null &&
 		continue
 	has ".methods | map(select(.name == \"$n\" and has(\"why\")
 		and (.usable | type == \"boolean\"))) | length == 1" "method $n"
@@ -79,24 +79,24 @@ elif ! ls /lib/modules/"$(uname -r)"/kernel/net/tls/tls.ko* >/dev/null 2>&1; the
 fi
 
 for s in a b c d; do
-	has ".seed004[\"seed004-$s\"] | (.pass | type == \"boolean\")
-		and (.why | length > 0)" "seed004-$s"
+	has ".splice_relay[\"splice-relay-$s\"] | (.pass | type == \"boolean\")
+		and (.why | length > 0)" "splice-relay-$s"
 done
 # (a)-(c) are what this kernel does since 2009; a failure is a finding.
 for s in a b c; do
-	jq -e ".seed004[\"seed004-$s\"].pass" "$T/p.json" >/dev/null ||
-		fail "seed004-$s: $(jq -r ".seed004[\"seed004-$s\"].why" "$T/p.json")"
+	jq -e ".splice_relay[\"splice-relay-$s\"].pass" "$T/p.json" >/dev/null ||
+		fail "splice-relay-$s: $(jq -r ".splice_relay[\"splice-relay-$s\"].why" "$T/p.json")"
 done
-has '.seed004["seed004-a"] | .spliced_bytes > .mss_bytes' "(a) more than one segment"
-has '.seed004["seed004-b"] | .max_returned_bytes <= 1000 and .calls == 32' "(b) <= 1000"
-has '.seed004["seed004-c"] | .splice_errno == 11 and
+has '.splice_relay["splice-relay-a"] | .spliced_bytes > .mss_bytes' "(a) more than one segment"
+has '.splice_relay["splice-relay-b"] | .max_returned_bytes <= 1000 and .calls == 32' "(b) <= 1000"
+has '.splice_relay["splice-relay-c"] | .splice_errno == 11 and
 	.socket_queued_bytes > 0' "(c) EAGAIN"
 ok "JSON report"
 
 # --- the table -------------------------------------------------------------
 expect_exit 0 "$DND" probe
-expect_out "splice behaviours the relay relies on"
-expect_out "pass seed004-a"
+expect_out "splice behaviours the relay relies on, from HAProxy's 2009 netdev thread"
+expect_out "pass splice-relay-a"
 expect_out "io_uring (IORING_REGISTER_PROBE)"
 expect_out " ktls                 kernel TLS: the tls ULP attaches, OpenSSL has kTLS"
 ok "table"
@@ -109,7 +109,7 @@ expect_out "rw: yes: method rw is usable"
 
 expect_exit 2 "$DND" probe --require splice,no-such-thing
 expect_out "dnd: --require: unknown name 'no-such-thing'; known: rw, mmap,"
-expect_out "seed004-a"
+expect_out "splice-relay-a"
 # Every name the error lists is one --require accepts: 0 or 77, never 2.
 for n in ${known//,/ }; do
 	"$DND" probe --require "$n" >/dev/null 2>&1

@@ -135,7 +135,7 @@ EOF
 	# --require: exactly the names dnd probe knows.
 	t "$("$DND" probe --require bogus 2>&1 | head -n1 |
 		sed 's/.*known: //' | words)" probe --require ""
-	t "seed004-a,seed004-b " probe -r seed004-a,seed004-b
+	t "splice-relay-a,splice-relay-b " probe -r splice-relay-a,splice-relay-b
 	t "end stream " recv --sync ""
 	t "cold warm " bench --cache ""
 	has write direct mmap -- filebench --paths ""
