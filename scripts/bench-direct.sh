@@ -8,7 +8,7 @@
 # (what a cold source gets: the sender's O_DIRECT reads, --qd ahead).
 # Rounds alternate; the device's rate swings from run to run on a VM, so
 # only the ratios within one run mean anything. dnd's rate is the
-# receiver's: from the first byte to the end of its fdatasync (seed 000's
+# receiver's: from the first byte to the end of its fdatasync (the 2006 thread's
 # clock); "total" is the sender's wall clock up to the receiver's verified
 # confirmation.
 # Usage: scripts/bench-direct.sh [SIZE=1Gi] [ROUNDS=3] [DIR=/var/tmp]

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # file -> network -> file against what the disk alone takes, in one run:
-# fio's buffered sequential write, 64k, synced (seed 000's job with
+# fio's buffered sequential write, 64k, synced (the 2006 thread's job with
 # end_fsync, and the same with writeback started every 8 MiB as it goes,
 # fio's sync_file_range=write:128), the better of the two being the disk's
 # figure; dnd send | dnd recv over loopback lands the same bytes into the

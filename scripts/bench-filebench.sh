@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# dnd filebench next to fio running seed 000's job file (size scaled down),
+# dnd filebench next to fio running the 2006 thread's job file (size scaled down),
 # in one script, alternating the two tools so drift hits both alike. dnd's
 # write and vmsplice paths measure the same kernel paths as fio's sync and
 # splice engines and should agree within noise.
@@ -14,7 +14,7 @@ DIR=${3:-/var/tmp}
 command -v fio >/dev/null || "$here/scripts/deps.sh" refs
 W=$(mktemp -d "$DIR/dnd-fb.XXXXXX")
 trap 'rm -rf "$W"' EXIT
-# seed 000's job, verbatim but for the size, the directory and
+# the 2006 thread's job, verbatim but for the size, the directory and
 # "unlink=1" (fio 3 wants a value where 2006's fio took a bare "unlink")
 cat >"$W/seed.fio" <<JOB
 [global]

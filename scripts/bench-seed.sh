@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# dnd against the 2006 program it grew from (seed 000, Jim Schutt's dnd.c):
-# extracts that source from the seed at run time, shims it for today's glibc,
+# dnd against the 2006 program it grew from (the 2006 thread, Jim Schutt's dnd.c):
+# extracts that source from the thread's text at run time, shims it for today's glibc,
 # builds it in a temp dir, and runs every send x receive pair it has, zero ->
 # null and file -> file, beside dnd with the same flags, in alternating rounds.
 # Usage: scripts/bench-seed.sh [-s SIZE] [-r ROUNDS] [-b BSZ] [-w WIN]
@@ -50,7 +50,7 @@ for d in ${SEEDS:-} "$here/../shared/seeds" \
 	 "$(git -C "$here" rev-parse --path-format=absolute --git-common-dir 2>/dev/null)/../../shared/seeds"; do
 	for f in "$d"/000_*.txt; do [ -f "$f" ] && seed=$f && break 2; done
 done
-[ -n "$seed" ] || { echo "bench-seed: seed 000 not found; set SEEDS=DIR" >&2; exit 2; }
+[ -n "$seed" ] || { echo "bench-seed: the 2006 thread's text (000_*.txt: linux-kernel, 'splice/vmsplice performance test results') not found; set SEEDS=DIR to its folder" >&2; exit 2; }
 
 W=$(mktemp -d "${TMPDIR:-/var/tmp}/dnd-seed.XXXXXX")
 pids=()
@@ -76,7 +76,7 @@ awk '/^\/\* Copyright 2006 Sandia Corporation/ { p = 1 } !p { next }
 for pat in '^[[:space:]]*res_init();$' '_res\.options |= RES_USE_INET6;' \
 	   'gethostbyname(opts->host_str)'; do
 	[ "$(grep -c "$pat" "$W/dnd2006.c")" = 1 ] ||
-		{ echo "bench-seed: seed text changed ($pat); fix the shims" >&2; exit 1; }
+		{ echo "bench-seed: the 2006 thread's text changed ($pat); fix the shims" >&2; exit 1; }
 done
 sed -i -e '/^[[:space:]]*res_init();$/d' -e '/_res\.options |= RES_USE_INET6;/d' \
 	-e 's/gethostbyname(opts->host_str)/gethostbyname2(opts->host_str, AF_INET6)/' \
@@ -127,7 +127,7 @@ run() {
 	# alike (bench_warm says why).
 	[ "$dst" = /dev/null ] || { rm -f "$dst"; bench_warm "$bytes"; }
 	case $prog in
-	2006)	# the seed opens its file O_EXCL unless -o or -t: -o for /dev/null
+	2006)	# the 2006 program opens its file O_EXCL unless -o or -t: -o for /dev/null
 		rx=("$OLD" -p "$port" -b "$BSZ" -w "$WIN" -m "$rm")
 		[ "$dst" = /dev/null ] && rx+=(-o)
 		# shellcheck disable=SC2206
@@ -207,7 +207,7 @@ pair() {
 			l, o, d, d / o, n, n / o, co, cd, cn, wo, wd, wn, so, sd, sn }'
 }
 
-echo "# dnd vs the 2006 dnd (seed 000), $(uname -r), $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg), $(date -u +%FT%TZ)"
+echo "# dnd vs the 2006 dnd (Jim Schutt's, linux-kernel), $(uname -r), $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg), $(date -u +%FT%TZ)"
 echo "# $SIZE per run, -b $BSZ -w $WIN, ::1, $ROUNDS alternating rounds, medians${PIN_S:+; sender on CPU $PIN_S, receiver on CPU $PIN_R};"
 echo "# MB/s on each receiver's own clock (first byte in .. last byte synced); before each file run, memory is warmed (bench_warm in bench-lib.sh);"
 echo "# CPU: user+sys of both processes, whole run; wall: sender start .. both exited;"

@@ -3,7 +3,7 @@
 # What verification costs: each pair runs verified (the default) and with
 # --no-verify on both ends, in alternating rounds on loopback, zero -> null
 # and file -> file (a hot source; the target lands in DIR and is synced).
-# Prints medians of the receiver's MB/s (the seed's clock) and of the
+# Prints medians of the receiver's MB/s (the 2006 program's clock) and of the
 # sender's total seconds (until the receiver's verified reply: what a user
 # timing the command sees), and verified / --no-verify for both.
 # Usage: scripts/bench-verify.sh [SIZE=1Gi] [ROUNDS=5] [PAIRS] [DIR=/var/tmp]

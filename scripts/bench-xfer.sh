@@ -5,7 +5,7 @@
 # on the same loopback path. Prints a Markdown table; ratios are against
 # iperf3 -l 1M from this run. Usage: scripts/bench-xfer.sh [SIZE] [DNDARGS]
 #   SIZE     bytes per cell (default 4Gi)
-#   DNDARGS  extra options for both sides (default "-b 64Ki", the seed's)
+#   DNDARGS  extra options for both sides (default "-b 64Ki", the 2006 program's)
 set -eu
 here=$(cd "$(dirname "$0")/.." && pwd)
 DND=${DND:-$here/dnd}

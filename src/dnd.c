@@ -65,5 +65,5 @@ int main(int argc, char **argv)
 		return c->run(argc - words, argv + words);
 	if (cmd_typo(cmds, argv[1]))
 		return 2;
-	return cmd_seed(argc, argv);
+	return cmd_dnd2006(argc, argv);
 }

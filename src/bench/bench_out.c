@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * The text report. Tables keep seed 000's reading order (send method down
- * the side, receive method across the top) and every figure that could
+ * The text report. Tables keep the 2006 thread's reading order (send method
+ * down the side, receive method across the top) and every figure that could
  * mislead carries its context: spread, CPU per side, the machine's load and
  * the reference rows measured in the same run.
  */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * What bench prints for people: the seed-style tables (send methods as
+ * What bench prints for people: the 2006 thread's tables (send methods as
  * rows, recv methods as columns), the reference rows and the ratios.
  */
 #ifndef DND_BENCH_OUT_H

@@ -137,7 +137,7 @@ static void bench_mark_same(struct bench *b, struct bench_cell *c)
  * The default set keeps the run near a minute and still puts every method
  * on each side at least once: every sender into the plain receiver (null
  * for /dev/null, rw for a file), rw into every receiver, and each method
- * paired with itself (the seed's natural pairs). --full runs the rest.
+ * paired with itself (the 2006 program's natural pairs). --full runs the rest.
  */
 static void bench_mark_off(const struct bench *b, struct bench_cell *c)
 {

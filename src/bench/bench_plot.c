@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * The bench chart: one heatmap per table, send methods down and receive
- * methods across as in the text report and seed 000, MB/s as colour and as
- * a figure with the CPU per MB under it. Panels are placed in pixels here so
+ * methods across as in the text report and the 2006 thread, MB/s as colour and
+ * as a figure with the CPU per MB under it. Panels are placed in pixels here so
  * that every cell has the same size whatever its table's shape.
  */
 #include <errno.h>

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * dnd bench --plot: each table drawn as the seed laid it out, a send x recv
- * grid coloured by MB/s, with the references and the machine stated above.
+ * dnd bench --plot: each table drawn as the 2006 thread laid it out, a send x
+ * recv grid coloured by MB/s, with the references and the machine stated above.
  */
 #ifndef DND_BENCH_PLOT_H
 #define DND_BENCH_PLOT_H

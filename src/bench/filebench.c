@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * dnd filebench: the fio job of seed 000 (write() vs splice() into a file)
- * grown into every file path dnd has. Each path is a method's file half
+ * dnd filebench: the fio job of the 2006 thread (write() vs splice() into a
+ * file) grown into every file path dnd has. Each path is a method's file half
  * (its put hook, the same code the receivers run) driven by xfer_land,
  * timed from the first write to the end of the final fsync (fio's
  * end_fsync=1), on a new file or rewriting an existing one. Content is

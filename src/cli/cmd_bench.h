@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* `dnd bench`: the seed's results table, measured on this machine. */
+/* `dnd bench`: the 2006 program's results table, measured on this machine. */
 #ifndef DND_CMD_BENCH_H
 #define DND_CMD_BENCH_H
 

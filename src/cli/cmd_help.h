@@ -21,7 +21,7 @@ struct dnd_cmd {
 const struct dnd_cmd *cmd_find(const struct dnd_cmd *cmds, int argc,
 			       char **argv, int *words);
 
-/* Prints the list of commands and the seed's form to f. */
+/* Prints the list of commands and the 2006 program's form to f. */
 void cmd_list(const struct dnd_cmd *cmds, FILE *f);
 
 /*

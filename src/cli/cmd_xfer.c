@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * Command line of `dnd send`, `dnd recv` and the seed's form: one table of
- * options, each marked with the side(s) it is for, and the checks between
+ * Command line of `dnd send`, `dnd recv` and the 2006 program's form: one table
+ * of options, each marked with the side(s) it is for, and the checks between
  * them. Every problem is reported before giving up (exit 2).
  */
 #include <fcntl.h>
@@ -235,8 +235,8 @@ static const struct opt_part xfer_parts[] = {
 	{ NULL, 0 },
 };
 
-/* The seed's form knows nothing of dnd serve. */
-static const struct opt_part xfer_seed_parts[] = {
+/* The 2006 program's form knows nothing of dnd serve. */
+static const struct opt_part xfer_dnd2006_parts[] = {
 	{ xfer_opts, 0 },
 	{ NULL, 0 },
 };
@@ -319,7 +319,7 @@ static void xfer_check_serve(struct opt_state *st, struct xfer_cli *x)
 	char why[256];
 
 	if (st->cmd->roles == BOTH)
-		return;		/* the seed's form has none of this */
+		return;		/* the 2006 form has none of this */
 	if (!o->sender && o->host && !x->from && !x->peer_end) {
 		log_err("recv listens; -c HOST is for send (or pull from a dnd "
 			"serve with -c HOST --from NAME)");
@@ -493,7 +493,7 @@ static const struct opt_cmd xfer_recv_cmd = {
 	.check = xfer_check,
 };
 
-static const struct opt_cmd xfer_seed_cmd = {
+static const struct opt_cmd xfer_dnd2006_cmd = {
 	.name = "",
 	.usage = "dnd [-b bsz] [-c host] [-h] [-l sz] [-m method] [-o|-t] "
 		 "[-p port] [-w wsz] FILE",
@@ -503,7 +503,7 @@ static const struct opt_cmd xfer_seed_cmd = {
 		 "transfer over TCP. With -c HOST it sends FILE to HOST (as "
 		 "'dnd send'), otherwise it receives into FILE (as 'dnd recv').",
 	.notes = XFER_NOTES,
-	.parts = xfer_seed_parts,
+	.parts = xfer_dnd2006_parts,
 	.roles = BOTH,
 	.check = xfer_check,
 };
@@ -568,7 +568,7 @@ static int xfer_main(const struct opt_cmd *c, int argc, char **argv)
 	char why[320];
 
 	xfer_defaults(&x);
-	x.o.seed_line = c == &xfer_seed_cmd;
+	x.o.dnd2006_line = c == &xfer_dnd2006_cmd;
 	r = opt_parse(c, &x, argc, argv, &st);
 	if (r >= 0)
 		return r;
@@ -596,7 +596,7 @@ int cmd_recv(int argc, char **argv)
 	return xfer_main(&xfer_recv_cmd, argc, argv);
 }
 
-int cmd_seed(int argc, char **argv)
+int cmd_dnd2006(int argc, char **argv)
 {
-	return xfer_main(&xfer_seed_cmd, argc, argv);
+	return xfer_main(&xfer_dnd2006_cmd, argc, argv);
 }

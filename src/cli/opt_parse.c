@@ -137,7 +137,7 @@ static const char *opt_method_names(unsigned int need, char *buf, size_t len)
 
 /*
  * A method name. Alone (-m), only its existence is checked here: which way
- * it must go may depend on options not read yet (the seed's -c).
+ * it must go may depend on options not read yet (the 2006 program's -c).
  */
 static int opt_method(const struct opt_state *st, const struct opt_def *d,
 		      const char *opt, const char *arg, bool in_list,

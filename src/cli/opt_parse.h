@@ -13,8 +13,8 @@
 
 /* Who an option is for. A table entry with roles 0 is for every role. */
 enum opt_role {
-	DND_ROLE_SEND = 1 << 0,		/* dnd send; the seed's form with -c */
-	DND_ROLE_RECV = 1 << 1,		/* dnd recv; the seed's form without */
+	DND_ROLE_SEND = 1 << 0,		/* dnd send; 2006 form with -c */
+	DND_ROLE_RECV = 1 << 1,		/* dnd recv; 2006 form without */
 	DND_ROLE_RELAY = 1 << 2,	/* dnd relay */
 	DND_ROLE_BENCH = 1 << 3,	/* dnd bench relay: the measured runs */
 	DND_ROLE_SINK = 1 << 4,		/* dnd bench relay --sink */
@@ -109,7 +109,7 @@ struct opt_part {
 };
 
 struct opt_cmd {
-	const char *name;	/* "send", "bench relay"; "" for the seed's form */
+	const char *name;	/* "send", "bench relay"; "": 2006 form */
 	const char *usage;	/* the synopsis after "usage: " */
 	const char *about;	/* what it does, in plain words */
 	const char *notes;	/* after the options: units, exit codes */
@@ -150,7 +150,7 @@ int opt_parse(const struct opt_cmd *c, void *obj, int argc, char **argv,
 bool opt_given(const struct opt_state *st, const char *name);
 
 /*
- * Once the role is known (the seed's form: -c; bench relay: --sink or
+ * Once the role is known (the 2006 program's form: -c; bench relay: --sink or
  * --client), refuses every given option that is not for it. Returns the
  * count of problems, also added to st->bad.
  */

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
- * Strict option values. Seed 000 used strtoull(…, 0) and silently ignored
- * what it could not read ("64K" became 64); here anything not understood is
- * an error, so a typo can never turn into a different benchmark.
+ * Strict option values. The 2006 program used strtoull(…, 0) and silently
+ * ignored what it could not read ("64K" became 64); here anything not
+ * understood is an error, so a typo can never turn into a different benchmark.
  */
 #include <errno.h>
 #include <stdio.h>

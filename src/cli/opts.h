@@ -9,8 +9,8 @@
 
 /*
  * Parses a size: decimal digits, then an optional suffix k M G T (powers of
- * 1000) or Ki Mi Gi Ti (powers of 1024), as in seed 000. Rejects an empty
- * string, a sign, trailing garbage, an unknown suffix and overflow.
+ * 1000) or Ki Mi Gi Ti (powers of 1024), as in the 2006 program. Rejects an
+ * empty string, a sign, trailing garbage, an unknown suffix and overflow.
  * Returns 0 and sets *out, or -EINVAL (malformed) or -ERANGE (overflow).
  */
 int opt_parse_size(const char *s, uint64_t *out);

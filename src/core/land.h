@@ -6,9 +6,9 @@
  * itself, not what it points to) atomically at that rename, so a failure
  * leaves the old file exactly as it was; one that appeared during the
  * transfer is replaced too, and of concurrent landings the last wins. -o
- * rewrites a regular file in place (the seed's rewrite case): destructive
- * by nature, so a failure removes it. Otherwise a failure leaves nothing
- * new under the name.
+ * rewrites a regular file in place (the 2006 program's rewrite case):
+ * destructive by nature, so a failure removes it. Otherwise a failure leaves
+ * nothing new under the name.
  */
 #ifndef DND_LAND_H
 #define DND_LAND_H

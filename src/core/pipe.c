@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
- * Pipe pairs for splice. A default pipe holds 16 pages (seed 004's limit);
- * seed 003 asks for bigger ones with F_SETPIPE_SZ, which we report as given.
+ * Pipe pairs for splice. A default pipe holds 16 pages (the 2009 splice
+ * thread's limit); the 2010 "Splice status" thread asks for bigger ones with
+ * F_SETPIPE_SZ, which we report as given.
  */
 #include <errno.h>
 #include <fcntl.h>

@@ -5,14 +5,15 @@
  *   recv: extend the file to cover the window, map it shared, read() the
  *         socket straight into it (topping up short reads), unmap.
  * One copy per byte instead of two, paid for with a map/unmap and page faults
- * per window: seed 000 measured it slowest on both sides (366 and 150 MB/s).
+ * per window: the 2006 thread measured it slowest on both sides (366 and
+ * 150 MB/s).
  *
- * The seed extended the file with ftruncate(). On a full disk a store into
- * such a sparse mapped page kills the process with SIGBUS, leaving a torn
+ * The 2006 program extended the file with ftruncate(). On a full disk a store
+ * into such a sparse mapped page kills the process with SIGBUS, leaving a torn
  * temporary file; so the window's blocks are reserved with fallocate() and
  * ENOSPC arrives as an error. Where the file system cannot fallocate, the
- * file is extended with ftruncate() as in the seed, and the report says so:
- * straight to the end of all streams' data when that is known, since a
+ * file is extended with ftruncate() as in the 2006 program, and the report says
+ * so: straight to the end of all streams' data when that is known, since a
  * stream that set the size to the end of its own window would shrink the
  * file under the mappings of streams further on (EFAULT, or SIGBUS).
  */

@@ -3,9 +3,10 @@
  * splice: page references move through a pipe; no user copy on either side
  * but the hash's (a pipe source's, a verifying receiver's: below).
  *   send: source -> pipe -> socket (file, /dev/zero or a pipe source).
- *   recv: socket -> pipe -> file, the path Samba wanted in seed 003. Data
- *         from 1448-byte segments lands as partial pages, so a pipe of 16
- *         slots carries far less than 16 pages; --pipe-size helps (seed 003).
+ *   recv: socket -> pipe -> file, the path Samba wanted in the 2010
+ *         "Splice status" thread. Data from 1448-byte segments lands as
+ *         partial pages, so a pipe of 16 slots carries far less than 16
+ *         pages; --pipe-size helps.
  *         A receiver verifying as received tees each pipeful into a side
  *         pipe and reads and hashes the copy: one copy, against reading
  *         the landed file back after the last write. 1 GiB rw>splice to

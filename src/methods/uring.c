@@ -8,7 +8,8 @@
  *                 a plain SEND, and the note says so.
  *   uring recv:   RECV into the registered buffers, WRITE_FIXED to the sink.
  *   uring-splice: IORING_OP_SPLICE source -> pipe -> socket, and socket ->
- *                 pipe -> sink (seed 003's path, without a system call each).
+ *                 pipe -> sink (the 2010 "Splice status" thread's path,
+ *                 without a system call each).
  *
  * Order: two sends in flight on one TCP socket may complete in either order,
  * so exactly one socket request is in flight at a time and a short send is

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
  * uring-splice: IORING_OP_SPLICE source -> pipe -> socket, and socket ->
- * pipe -> sink (seed 003's path, without a system call each), on the ring
- * of uring_ring.c. One splice into and one out of the pipe in flight, never
- * more than the pipe holds, so neither can wait on the other; they run in
- * io-wq worker threads, which shows as context switches.
+ * pipe -> sink (the 2010 "Splice status" thread's path, without a system call
+ * each), on the ring of uring_ring.c. One splice into and one out of the pipe
+ * in flight, never more than the pipe holds, so neither can wait on the other;
+ * they run in io-wq worker threads, which shows as context switches.
  */
 #ifdef DND_HAVE_LIBURING
 #include <sys/mman.h>

@@ -4,12 +4,12 @@
  *   send: read() the source into a buffer, vmsplice it into the pipe,
  *         splice the pipe to the socket.
  *   recv: read() a FULL buffer from the socket, vmsplice it, splice the pipe
- *         to the file: the seed 000 path (one copy, socket -> user).
+ *         to the file: the 2006 thread's path (one copy, socket -> user).
  *
  * Two kernel facts shape this file:
  * - A short socket read leaves the next buffer unaligned against the page
- *   cache and costs seed 000 about 50 MB/s (Jens Axboe's finding), so the
- *   receiver tops every read up to a full buffer before splicing it.
+ *   cache and cost the 2006 program about 50 MB/s (Jens Axboe's finding), so
+ *   the receiver tops every read up to a full buffer before splicing it.
  * - Pages spliced into a socket stay referenced by its skbs until they are
  *   freed; on loopback the receiver reads those very pages later. Writing
  *   the buffer again too soon would change data already "sent". So after
@@ -38,7 +38,7 @@ struct vms_priv {
 	struct dnd_pipe pipe;
 	char *buf;		/* two page-aligned buffers of len each */
 	size_t len;
-	unsigned int cur;	/* which half is in use (the seed's trick) */
+	unsigned int cur;	/* which half is in use (the 2006 program's) */
 	uint64_t zero_filled;	/* bytes of buf already read from /dev/zero */
 };
 

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
- * Seed 004's relay: many TCP flows through level-triggered epoll loops
- * (evloop.c), one by default or one a thread (--threads). This file sets up
- * what the loops share (fd limit, target, listener), runs them and sums
- * their counters; a loop is relay_loop.c, flows begin in relay_accept.c,
- * live in relay_flow.c and move in relay_pump.c.
+ * The relay of HAProxy's 2009 splice thread: many TCP flows through
+ * level-triggered epoll loops (evloop.c), one by default or one a thread
+ * (--threads). This file sets up what the loops share (fd limit, target,
+ * listener), runs them and sums their counters; a loop is relay_loop.c, flows
+ * begin in relay_accept.c, live in relay_flow.c and move in relay_pump.c.
  */
 #include <sys/resource.h>
 #include <sys/socket.h>

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The TCP relay of seed 004: one epoll loop forwarding many flows, each
- * direction through a pooled pipe with non-blocking splice, or via a buffer.
- * Its options and its entry point; the counters are in relay_stats.h.
+ * The TCP relay of HAProxy's 2009 splice thread: one epoll loop forwarding many
+ * flows, each direction through a pooled pipe with non-blocking splice, or via
+ * a buffer. Its options and its entry point; the counters are in relay_stats.h.
  */
 #ifndef DND_RELAY_H
 #define DND_RELAY_H

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * Transfer reports. The first line is the figure the user waited for (the
- * 2006 form keeps seed 000's exact line, so old result tables can be
+ * 2006 form keeps the 2006 thread's exact line, so old result tables can be
  * compared line by line); everything after it explains the number (CPU,
  * calls, sizes the kernel really gave, TCP state, verdict).
  */
@@ -15,7 +15,7 @@
 
 static double report_mbps(const struct dnd_result *r)
 {
-	/* Seed 000: bytes per microsecond is MB/s (10^6 bytes). */
+	/* The 2006 program: bytes per microsecond is MB/s (10^6 bytes). */
 	return r->cost.wall > 0 ? (double)r->bytes / (r->cost.wall * 1e6) : 0;
 }
 
@@ -113,7 +113,7 @@ static void report_tls(FILE *f, const struct dnd_result *r)
 /*
  * The line people quote, labelled as iperf3 labels its two ends. The
  * sender's figure runs to the receiver's confirmation (with -P, the last
- * stream's), what the user waited for; the seed's clock, which stops at
+ * stream's), what the user waited for; the 2006 program's clock, which stops at
  * the last byte handed to the socket, stands beside it. Units as in
  * docs/json.md: sizes in bytes, rates decimal.
  */
@@ -124,7 +124,7 @@ static void report_headline(FILE *f, const struct dnd_result *r)
 			r->cost.wall;
 	double rate = report_rate(r->bytes, secs);
 
-	if (r->seed_line) {
+	if (r->dnd2006_line) {
 		fprintf(f, "\n%s %llu KiB in %.3f sec: %.3f MB/s (%.3f Gb/s)\n\n",
 			r->sender ? "Sent" : "Received",
 			(unsigned long long)(r->bytes / 1024), r->cost.wall,
@@ -201,8 +201,8 @@ void report_text(FILE *f, const struct dnd_result *r)
 		fprintf(f, "  resumed: %llu bytes kept from an earlier try, "
 			"%llu sent now\n", (unsigned long long)r->resumed_from,
 			(unsigned long long)r->bytes);
-	/* The sender's headline is its total, but for the seed's line. */
-	if (r->total_seconds > 0 && (r->seed_line || !r->sender))
+	/* The sender's headline is its total, but for the 2006 program's line. */
+	if (r->total_seconds > 0 && (r->dnd2006_line || !r->sender))
 		fprintf(f, "  total: %.3f s from the first byte to the %s: "
 			"%.3f MB/s\n", r->total_seconds, r->total_end,
 			report_rate(r->bytes, r->total_seconds));

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* The numbers every transfer prints: the seed's line, then the cost. */
+/* The numbers every transfer prints: the 2006 program's line, then the cost. */
 #ifndef DND_REPORT_H
 #define DND_REPORT_H
 
@@ -14,7 +14,7 @@ struct xfer_interval;
 
 struct dnd_result {
 	bool sender;
-	bool seed_line;		/* the 2006 form: its first line as it was */
+	bool dnd2006_line;	/* the 2006 form: its first line as it was */
 	const char *method;
 	const char *file;
 	char peer[96];
@@ -78,8 +78,8 @@ struct dnd_result {
 
 /* Writes the human report: its first line is the figure the user waited
  * for, labelled "sender" or "receiver" (the sender's: to the receiver's
- * confirmation, with the seed's timing beside it); with r->seed_line,
- * seed 000's line as it was. */
+ * confirmation, with the 2006 program's timing beside it); with
+ * r->dnd2006_line, the 2006 program's line as it was. */
 void report_text(FILE *f, const struct dnd_result *r);
 
 /* Writes one JSON object (valid also on failure, with "error"). */

@@ -2,7 +2,7 @@
 /*
  * One transfer end (see session.h and proto.h): its file end, the driver,
  * the report. The dialogues live in session_send.c and session_recv.c.
- * Timing follows seed 000: the sender's clock runs from just before the
+ * Timing follows the 2006 program: the sender's clock runs from just before the
  * first byte is read until just after the last is sent; the receiver's
  * from just before the first payload byte is received until just after the
  * last is synced to disk. The driver (xfer.c) times that window; hashing,
@@ -494,7 +494,7 @@ static void session_fill_result(struct session *s)
 
 	xfer_totals(&s->t, &out);
 	r->sender = o->sender;
-	r->seed_line = o->seed_line;
+	r->dnd2006_line = o->dnd2006_line;
 	r->intervals_on = o->interval > 0 && o->json && !o->json_stream;
 	r->method = o->m->name;
 	r->file = session_name(s);

@@ -86,7 +86,7 @@ struct session_opts {
 	bool verify;		/* false with --no-verify */
 	unsigned int verify_how;	/* receiver, --verify: DND_VERIFY_* */
 	bool json;
-	bool seed_line;		/* the 2006 form: its report line as it was */
+	bool dnd2006_line;	/* the 2006 form: its report line as it was */
 	bool verbose;		/* -v: the report's lines after a failure too */
 	bool quiet;		/* -q: no progress line on a terminal */
 	double timeout;		/* seconds without progress; 0 = none */

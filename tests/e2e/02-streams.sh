@@ -45,13 +45,13 @@ next_port
 RPID=$!
 _pids+=("$RPID")
 wait_listen "$PORT"
-"$DND" -c 127.0.0.1 -p "$PORT" -l 3Mi /dev/zero >"$T/s.log" 2>&1 || fail "seed form send: $(cat "$T/s.log")"
+"$DND" -c 127.0.0.1 -p "$PORT" -l 3Mi /dev/zero >"$T/s.log" 2>&1 || fail "2006 form send: $(cat "$T/s.log")"
 wait_recv
-[ "$RRC" = 0 ] || fail "seed form recv: $(cat "$T/r.log")"
+[ "$RRC" = 0 ] || fail "2006 form recv: $(cat "$T/r.log")"
 grep -Eqx "Sent 3072 KiB in $num sec: $num MB/s \($num Gb/s\)" "$T/s.log" ||
-	fail "seed form sender line: $(cat "$T/s.log")"
+	fail "2006 form sender line: $(cat "$T/s.log")"
 grep -Eqx "Received 3072 KiB in $num sec: $num MB/s \($num Gb/s\)" "$T/r.log" ||
-	fail "seed form receiver line: $(cat "$T/r.log")"
+	fail "2006 form receiver line: $(cat "$T/r.log")"
 ok "headlines: sender to the confirmation beside the 2006 program's timing, receiver; the 2006 form's lines as they were"
 
 # zero -> file lands verified zeros for every sender (rw writes and vmsplice

@@ -33,7 +33,7 @@ no_leftovers "$W"
 expect_exit 2 "$DND" help sned
 [ "$OUT" = "dnd: unknown command 'sned'; did you mean 'send'?" ] ||
 	fail "help of a typo: $OUT"
-# A word that names a file is the seed's form (here: refused, it exists).
+# A word that names a file is the 2006 program's form (here: refused, it exists).
 echo keep >"$W/sned"
 expect_exit 2 "$DND" sned
 expect_out "dnd: sned exists; use -t to replace it"
@@ -78,7 +78,7 @@ for c in send recv bench "bench relay" filebench probe relay version; do
 	b=$("$DND" $c --help 2>&1) || fail "dnd $c --help exited $?"
 	[ "$a" = "$b" ] || fail "'dnd help $c' differs from 'dnd $c --help'"
 	echo "$b" | grep -q "^usage: dnd $c" || fail "dnd $c --help: $b"
-	echo "$b" | grep -qi "seed 0" && fail "dnd $c --help names a seed"
+	echo "$b" | grep -qiE "seed|original tool" && fail "dnd $c --help names a seed"
 done
 "$DND" 2>&1 | grep -qiE "seed|original tool" && fail "dnd's usage names a seed"
 # dnd --help: the list of commands first, then the 2006 form's options.

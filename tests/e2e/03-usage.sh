@@ -62,7 +62,7 @@ expect_exit 2 "$DND" recv -o -t -l 5 -m turbo "$T/x"
 for m in "-o and -t conflict" "-l limits what is sent" "unknown method 'turbo'"; do
 	expect_out "$m"
 done
-# the seed's form: -c sends, otherwise receives; -l only with -c
+# the 2006 program's form: -c sends, otherwise receives; -l only with -c
 bad "dnd: -l limits what is sent" -l 1M "$T/x"
 ok "bad inputs exit 2 with their messages"
 

@@ -27,7 +27,7 @@ int main(void)
 		if (method_probe(*a, why, sizeof(why)))
 			CHECK(why[0], "%s says why it is unusable", (*a)->name);
 	}
-	CHECK(n >= 6, "the seed's five methods and null are registered");
+	CHECK(n >= 6, "the 2006 program's five methods and null are registered");
 	CHECK(method_find("nope") == NULL, "unknown name");
 	CHECK(!method_find("sendfile")->recv, "sendfile cannot receive");
 	CHECK(!strcmp(method_names(true, names, sizeof(names)),
