@@ -58,7 +58,7 @@ void cmd_list(const struct dnd_cmd *cmds, FILE *f)
 	fprintf(f, "\n");
 	opt_wrap(f, 0, 0, "'dnd COMMAND --help' describes each. Without a "
 		 "command, dnd takes the 2006 dnd program's command line:");
-	fprintf(f, "  " DND2006_USAGE "\n");
+	fprintf(f, "    " DND2006_USAGE "\n");
 	opt_wrap(f, 0, 0, "with -c HOST it sends FILE, otherwise it receives "
 		 "into FILE ('dnd --help' lists its options after this list).");
 }

@@ -83,7 +83,7 @@ expect_exit 0 "$DND" -h
 expect_out "usage: dnd [-b bsz] [-c host] [-h] [-l sz] [-m method] [-o|-t] [-p port] [-w wsz] FILE"
 expect_exit 2 "$DND"
 expect_out "program's command line:
-  dnd [-b bsz] [-c host] [-h] [-l sz] [-m method] [-o|-t] [-p port] [-w wsz] FILE"
+    dnd [-b bsz] [-c host] [-h] [-l sz] [-m method] [-o|-t] [-p port] [-w wsz] FILE"
 ok "help"
 
 # --time (iperf3's -t): -t keeps its meaning, recv's --replace; --time
