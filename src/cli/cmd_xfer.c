@@ -154,8 +154,8 @@ static const struct opt_def xfer_opts[] = {
 	{ .name = "direct", .type = DND_OPT_FLAG, .group = "The file",
 	  .help = "O_DIRECT, past the page cache (-m rw): the receiver writes "
 	  "aligned buffers of at least 2 MiB, --qd of them in flight (io_uring; "
-	  "default 16), the unaligned ends through the page cache (--verify "
-	  "readback reads the landed file back the same way); the sender "
+	  "default 16), the unaligned ends through the page cache (a read back "
+	  "of the landed file reads it the same way); the sender "
 	  "reads its file that way, --qd ahead (a cold source)",
 	  OPT_AT(S, direct) },
 	{ .name = "timeout", .type = DND_OPT_SECONDS,
