@@ -61,6 +61,17 @@ LIBS += $(shell pkg-config --libs libmicrohttpd 2>/dev/null || echo -lmicrohttpd
 DND_CFLAGS += $(shell pkg-config --cflags openssl 2>/dev/null)
 LIBS += $(shell pkg-config --libs openssl 2>/dev/null || echo -lssl -lcrypto)
 
+# -m sockmap: a BPF program compiled by clang, wrapped into a C skeleton by
+# bpftool, loaded by libbpf (the generated header sits in $(BUILD)/bpf).
+BPF_CLANG ?= clang
+BPFTOOL ?= bpftool
+DND_CFLAGS += -I$(BUILD)/bpf $(shell pkg-config --cflags libbpf 2>/dev/null)
+LIBS += $(shell pkg-config --libs libbpf 2>/dev/null || echo -lbpf)
+BPF_SRC := src/relay/bpf/relay_sockmap.bpf.c
+BPF_OBJ := $(BUILD)/bpf/relay_sockmap.bpf.o
+BPF_SKEL := $(BUILD)/bpf/relay_sockmap.skel.h
+BPF_ARCH := $(shell $(CC) -dumpmachine 2>/dev/null)
+
 # io_uring support is optional at build time; the probe reports "not built".
 ifeq ($(shell pkg-config --exists liburing 2>/dev/null && echo y),y)
 DND_CFLAGS += -DDND_HAVE_LIBURING $(shell pkg-config --cflags liburing)
@@ -92,7 +103,7 @@ endif
 
 .PHONY: all deps test check asan-check smoke bench clean hdrcheck format format-check \
 	fuzz fuzz-bins soak
-.PHONY: check-headers check-quick install uninstall tools
+.PHONY: check-headers check-bpf-tools check-quick install uninstall tools
 
 all: $(BIN)
 
@@ -132,6 +143,26 @@ $(OBJS) $(UNIT_BINS) $(FUZZ_BINS) $(TOOL_BINS): $(BUILD)/flags.txt
 .PHONY: FORCE
 FORCE:
 
+# Before the first BPF compile: are clang and bpftool there? A fresh machine
+# then hears which Debian packages to install.
+check-bpf-tools:
+	$(Q)missing=; \
+	command -v $(BPF_CLANG) >/dev/null 2>&1 || missing="$$missing clang"; \
+	command -v $(BPFTOOL) >/dev/null 2>&1 || missing="$$missing bpftool"; \
+	[ -z "$$missing" ] || { echo "dnd: cannot build the -m sockmap BPF program: missing$$missing; apt-get install$$missing libbpf-dev (or run 'make deps' as root)" >&2; exit 1; }
+
+$(BPF_OBJ): $(BPF_SRC) src/relay/bpf/sockmap_abi.h | check-bpf-tools
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  BPF     $<")
+	$(Q)$(BPF_CLANG) -target bpf -O2 -g -Wall -Werror \
+		$(if $(BPF_ARCH),-I/usr/include/$(BPF_ARCH)) -c -o $@ $<
+
+$(BPF_SKEL): $(BPF_OBJ) | check-bpf-tools
+	@$(if $(Q),echo "  SKEL    $@")
+	$(Q)$(BPFTOOL) gen skeleton $< name relay_sockmap > $@.tmp && mv $@.tmp $@
+
+$(BUILD)/src/relay/relay_bpf.o: $(BPF_SKEL)
+
 $(BUILD)/%.o: %.c | check-headers
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $<")
@@ -140,7 +171,8 @@ $(BUILD)/%.o: %.c | check-headers
 # Before the first compile: are the libraries' headers there? A fresh machine
 # then hears which Debian packages to install, not "xxhash.h: No such file".
 BUILD_HEADERS := xxhash.h:libxxhash-dev sodium.h:libsodium-dev \
-	microhttpd.h:libmicrohttpd-dev openssl/ssl.h:libssl-dev
+	microhttpd.h:libmicrohttpd-dev openssl/ssl.h:libssl-dev \
+	bpf/libbpf.h:libbpf-dev
 check-headers:
 	$(Q)missing=; for hp in $(BUILD_HEADERS); do \
 		printf '#include <%s>\n' "$${hp%%:*}" | $(CC) $(DND_CFLAGS) \
@@ -151,7 +183,7 @@ check-headers:
 		echo "dnd: cannot build: $${hp%%:*} is missing (Debian package $${hp#*:})" >&2; \
 	done; \
 	echo "  On Debian or Ubuntu install the build packages:" >&2; \
-	echo "    apt-get install libxxhash-dev libsodium-dev libmicrohttpd-dev libssl-dev pkg-config liburing-dev" >&2; \
+	echo "    apt-get install libxxhash-dev libsodium-dev libmicrohttpd-dev libssl-dev libbpf-dev clang bpftool pkg-config liburing-dev" >&2; \
 	echo "  (liburing-dev is optional: without it dnd has no io_uring" >&2; \
 	echo "  methods), or run 'make deps' as root to install everything." >&2; \
 	exit 1; }

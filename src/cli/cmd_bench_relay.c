@@ -29,6 +29,8 @@ static const struct opt_word br_modes[] = {
 	{ "direct", 1u << DND_BR_DIRECT, "the client straight to the sink" },
 	{ "splice", 1u << DND_BR_SPLICE, "through 'dnd relay -m splice'" },
 	{ "rw", 1u << DND_BR_RW, "through 'dnd relay -m rw'" },
+	{ "sockmap", 1u << DND_BR_SOCKMAP, "through 'dnd relay -m sockmap' "
+	  "(root: CAP_BPF, CAP_NET_ADMIN)" },
 	{ NULL, 0, NULL },
 };
 

@@ -3,6 +3,7 @@
  * Command line of `dnd relay`: where to accept and where to forward, plus
  * the relay knobs shared with `dnd bench relay` (opt_relay.c).
  */
+#include <errno.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
@@ -23,6 +24,8 @@ struct relay_cli {
 static const struct opt_word relay_modes[] = {
 	{ "splice", DND_RELAY_SPLICE, "socket -> pooled pipe -> socket" },
 	{ "rw", DND_RELAY_RW, "recv() into a buffer, send() out of it" },
+	{ "sockmap", DND_RELAY_SOCKMAP, "a BPF program redirects socket to "
+	  "socket in the kernel (needs CAP_BPF, CAP_NET_ADMIN)" },
 	{ NULL, 0, NULL },
 };
 
@@ -35,8 +38,9 @@ static const struct opt_def relay_own[] = {
 	  .group = "Where", .help = "where to connect for each client",
 	  OPT_AT(C, target) },
 	{ .name = "method", .letter = 'm', .type = DND_OPT_WORD,
-	  .words = relay_modes, .metavar = "splice|rw", .group = "Where",
-	  .hint = "the relay's methods are splice and rw",
+	  .words = relay_modes, .metavar = "splice|rw|sockmap",
+	  .group = "Where",
+	  .hint = "the relay's methods are splice, rw and sockmap",
 	  .help = "how bytes cross the relay:", OPT_AT(C, o.mode) },
 	{ .name = "json", .type = DND_OPT_FLAG, .group = "Output",
 	  .help = "stats as one JSON object per line", OPT_AT(C, o.json) },
@@ -76,6 +80,11 @@ static void relay_check(struct opt_state *st, void *obj)
 			"--buffer");
 		st->bad++;
 	}
+	if (c->o.mode == DND_RELAY_SOCKMAP && opt_given(st, "pipe-size")) {
+		log_err("--pipe-size is for -m splice; -m sockmap uses no "
+			"pipes (the kernel forwards socket to socket)");
+		st->bad++;
+	}
 	opt_relay_check(st, &c->o);
 	if (!opt_given(st, "max-pipes"))
 		c->o.max_pipes = 2 * c->o.max_conn;
@@ -97,7 +106,8 @@ static const struct opt_cmd relay_cmd = {
 		 "then are reset. SIGUSR1 prints the stats so far; they are "
 		 "printed at exit too.",
 	.notes = "Sizes take k M G (10^3 ...) or Ki Mi Gi (2^10 ...).\n"
-		 "Exit: 0 stopped by a signal, 1 failed, 2 usage error.",
+		 "Exit: 0 stopped by a signal, 1 failed, 2 usage error or "
+		 "-m sockmap cannot run here.",
 	.parts = relay_parts,
 	.roles = DND_ROLE_RELAY,
 	.check = relay_check,
@@ -118,5 +128,7 @@ int cmd_relay(int argc, char **argv)
 	r = relay_run(&c.o, &st);
 	if (r == 0 || st.accepted)
 		relay_stats_print(&c.o, &st, stdout);
-	return r ? 1 : 0;
+	/* -m sockmap cannot run here: the command asked for what this
+	 * machine cannot do, like a usage error. */
+	return r == -ENOPKG ? 2 : r ? 1 : 0;
 }

@@ -26,6 +26,7 @@
 #include "probe/probe_check.h"
 #include "probe/probe_live.h"
 #include "probe/probe_relay.h"
+#include "relay/relay_bpf.h"
 
 /* ---- kernel facts ---- */
 
@@ -214,6 +215,19 @@ static int check_ktls(struct probe_result *r)
 	return err;
 }
 
+/*
+ * dnd relay -m sockmap: the program loads and two loopback sockets paired
+ * in its map pass bytes. -EPERM: no privileges; -EOPNOTSUPP: no sockmap
+ * in this kernel; -EINVAL: the verifier said no; -EIO: nothing crossed.
+ */
+static int check_sockmap(struct probe_result *r)
+{
+	r->err = relay_bpf_selftest(r->why, sizeof(r->why));
+	if (r->err == -EOPNOTSUPP)
+		r->err = -ENOSYS;
+	return r->err;
+}
+
 /* Names are what --require takes; "what" fits the table's 50 columns. */
 static const struct probe_feature features[] = {
 	{ "pipe-resize", "F_SETPIPE_SZ doubles a new pipe", 0,
@@ -241,6 +255,8 @@ static const struct probe_feature features[] = {
 	  probe_live_netns },
 	{ "ktls", "kernel TLS: the tls ULP attaches, OpenSSL has kTLS", 0,
 	  { "ulp_listed", "ulp_errno", "openssl_ktls" }, check_ktls },
+	{ "sockmap-redirect", "BPF sk_skb redirect socket -> socket (relay)",
+	  0, { NULL }, check_sockmap },
 	{ "splice-relay-a", "(a) one splice takes many queued segments",
 	  DND_PF_SPLICE_RELAY, { "mss_bytes", "queued_bytes", "spliced_bytes" },
 	  probe_splice_relay_a },

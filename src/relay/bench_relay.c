@@ -28,8 +28,15 @@ static const char *const br_names[DND_BR_NMODES] = {
 	[DND_BR_DIRECT] = "direct",
 	[DND_BR_SPLICE] = "splice",
 	[DND_BR_RW] = "rw",
+	[DND_BR_SOCKMAP] = "sockmap",
 	[DND_BR_VIA] = "via",
 };
+
+/* A mode that runs a `dnd relay` of ours as a child. */
+static bool br_is_dnd(enum br_mode m)
+{
+	return m == DND_BR_SPLICE || m == DND_BR_RW || m == DND_BR_SOCKMAP;
+}
 
 /* One run: what the generator saw and what the relay spent. */
 struct br_run {
@@ -150,7 +157,7 @@ static int br_start(const struct bench_relay_opts *b, struct br_run *run,
 		return r;
 	po->host = run->mode == DND_BR_VIA ? b->via_host : "127.0.0.1";
 	po->port = run->mode == DND_BR_VIA ? b->via_port : sport;
-	if (run->mode != DND_BR_SPLICE && run->mode != DND_BR_RW)
+	if (!br_is_dnd(run->mode))
 		return 0;
 	fd = br_listen_any(0, &rport);
 	if (fd < 0)
@@ -159,8 +166,9 @@ static int br_start(const struct bench_relay_opts *b, struct br_run *run,
 	ro.target_host = "127.0.0.1";
 	ro.target_port = sport;
 	ro.out = stderr;	/* its stdout carries the report */
-	ro.mode = run->mode == DND_BR_SPLICE ? DND_RELAY_SPLICE : DND_RELAY_RW;
-	if (ro.mode == DND_RELAY_RW)
+	ro.mode = run->mode == DND_BR_SPLICE ? DND_RELAY_SPLICE :
+		  run->mode == DND_BR_RW ? DND_RELAY_RW : DND_RELAY_SOCKMAP;
+	if (ro.mode != DND_RELAY_SPLICE)
 		ro.pipe_size = 0;	/* unused by the copy path */
 	ro.max_conn = run->flows + 16;
 	ro.quiet = true;
@@ -290,7 +298,7 @@ static void br_json(const struct bench_relay_opts *b, const struct br_run *r,
 	json_begin_doc(&j, stdout, "bench_relay_run");
 	json_str(&j, "path", br_name(b, r->mode));
 	json_u64(&j, "flows", r->flows);
-	if (r->mode == DND_BR_SPLICE || r->mode == DND_BR_RW)
+	if (br_is_dnd(r->mode))
 		json_u64(&j, "relay_threads", b->relay.threads);
 	json_u64(&j, "run", rep);
 	json_bool(&j, "ok", r->ok);
@@ -406,7 +414,8 @@ static void br_header(const struct bench_relay_opts *b)
 int bench_relay_run(const struct bench_relay_opts *b)
 {
 	static const enum br_mode order[] = { DND_BR_DIRECT, DND_BR_SPLICE,
-					      DND_BR_RW, DND_BR_VIA };
+					      DND_BR_RW, DND_BR_SOCKMAP,
+					      DND_BR_VIA };
 	struct br_run *runs;
 	unsigned int fi, rep, mi;
 	bool all_ok = true, stop = false;

@@ -18,6 +18,7 @@ enum br_mode {
 	DND_BR_DIRECT = 0,
 	DND_BR_SPLICE,
 	DND_BR_RW,
+	DND_BR_SOCKMAP,		/* dnd relay -m sockmap (the kernel forwards) */
 	DND_BR_VIA,		/* an external relay (HAProxy, ...) */
 	DND_BR_NMODES,
 };

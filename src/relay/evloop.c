@@ -37,6 +37,8 @@ static int evloop_api_ctl(struct evloop *el, int fd, unsigned int old,
 	 * EPOLLEXCLUSIVE refuses it (EINVAL), and a listener needs none. */
 	if (mask & DND_EV_READ)
 		ee.events |= EPOLLIN | EPOLLRDHUP;
+	if (mask & DND_EV_RDHUP)
+		ee.events |= EPOLLRDHUP;
 	if (mask & DND_EV_WRITE)
 		ee.events |= EPOLLOUT;
 	if (mask & DND_EV_EXCL) {
@@ -144,7 +146,7 @@ int evloop_set(struct evloop *el, int fd, unsigned int mask, evloop_fn rfn,
 		fe->wfn = wfn;
 	if (data)
 		fe->data = data;
-	mask &= DND_EV_READ | DND_EV_WRITE | DND_EV_EXCL;
+	mask &= DND_EV_READ | DND_EV_WRITE | DND_EV_EXCL | DND_EV_RDHUP;
 	if (mask == DND_EV_EXCL)
 		mask = 0;
 	/* Errors only: in epoll with no events (EPOLLERR|EPOLLHUP are implied). */
@@ -188,6 +190,8 @@ int evloop_poll(struct evloop *el, int timeout_ms)
 		bool did_read = false;
 
 		if ((fe->mask & m & DND_EV_READ) ||
+		    ((fe->mask & DND_EV_RDHUP) &&
+		     (m & (DND_EV_RDHUP | DND_EV_ERR))) ||
 		    (fe->mask == DND_EV_ERR && (m & DND_EV_ERR))) {
 			fe->rfn(el, fd, fe->data, m);
 			did_read = true;

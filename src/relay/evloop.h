@@ -11,7 +11,10 @@
 
 #define DND_EV_READ 0x1u	/* interest and fired: readable */
 #define DND_EV_WRITE 0x2u	/* interest and fired: writable */
-#define DND_EV_RDHUP 0x4u	/* fired only: the peer shut down its write side */
+#define DND_EV_RDHUP 0x4u	/* fired: the peer shut down its write side;
+				 * as interest without DND_EV_READ: that (and
+				 * errors) only, for a socket whose bytes the
+				 * kernel forwards (-m sockmap) */
 #define DND_EV_ERR 0x8u		/* fired: EPOLLERR or EPOLLHUP; as the whole
 				 * interest: registered with no events, so
 				 * only errors and hangups are reported */

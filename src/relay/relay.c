@@ -23,6 +23,7 @@
 #include "relay/relay_accept.h"
 #include "relay/relay_loop.h"
 #include "relay/relay_metrics.h"
+#include "relay/relay_sockmap.h"
 #include "relay/relay_stats.h"
 #include "relay/relay_types.h"
 
@@ -112,7 +113,8 @@ static void relay_say_listening(const struct relay_shared *sh)
 	if (getsockname(sh->lfd, (struct sockaddr *)&ss, &sl))
 		return;
 	net_addr_str((struct sockaddr *)&ss, sl, at, sizeof(at));
-	log_err("listening on %s, forwarding to %s", at, sh->target_name);
+	log_err("listening on %s, forwarding to %s (-m %s)", at,
+		sh->target_name, relay_mode_name(sh->mode));
 }
 
 /* Fd limit, target, listener: what every loop uses. Returns 0 or -errno. */
@@ -126,6 +128,9 @@ static int relay_shared_init(struct relay_shared *sh)
 	if (sh->setsize < 0)
 		return sh->setsize;
 	sh->pipe_size = relay_pipe_size(o);
+	e = relay_sm_init(sh);
+	if (e)
+		return e;
 	e = net_addr(o->target_host, o->target_port, &sh->target,
 		     &sh->target_len, err, sizeof(err));
 	if (e) {
@@ -235,6 +240,7 @@ int relay_run(const struct relay_opts *o, struct relay_stats *st)
 	if (!e)
 		e = relay_run_loops(&sh, &ninit, &old);
 	relay_metrics_stop(&sh);
+	relay_sm_free(&sh);
 	if (ninit)
 		relay_loops_sum(&sh, st);
 	for (i = 0; i < ninit; i++)
@@ -244,6 +250,14 @@ int relay_run(const struct relay_opts *o, struct relay_stats *st)
 		close(sh.lfd);
 	sigprocmask(SIG_SETMASK, &old, NULL);
 	return e;
+}
+
+const char *relay_mode_name(enum relay_mode m)
+{
+	static const char *const names[] = { "splice", "rw", "sockmap" };
+
+	return (unsigned int)m < sizeof(names) / sizeof(names[0]) ?
+	       names[m] : "?";
 }
 
 void relay_defaults(struct relay_opts *o)

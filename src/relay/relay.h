@@ -19,7 +19,13 @@
 enum relay_mode {
 	DND_RELAY_SPLICE = 0,	/* socket -> pipe -> socket */
 	DND_RELAY_RW,		/* recv() into a buffer, send() out of it */
+	DND_RELAY_SOCKMAP,	/* a BPF sk_skb program redirects in the kernel;
+				 * no -m auto picks it: a stalled reader makes
+				 * the kernel queue without bound (dnd-relay(1)) */
 };
+
+/* The name of a mode, as -m takes it. */
+const char *relay_mode_name(enum relay_mode m);
 
 struct relay_opts {
 	const char *listen_host;	/* NULL: every address */
@@ -61,7 +67,8 @@ void relay_defaults(struct relay_opts *o);
  * limit allows (fewer pipes then; too few for max_conn is an error), and
  * says what it got on stderr unless o->quiet. Blocks those signals
  * and reads them from a signalfd. Returns 0 with *st filled (also on
- * failure, as far as it got), or -errno after printing the cause.
+ * failure, as far as it got), or -errno after printing the cause:
+ * -ENOPKG when -m sockmap cannot run here (privileges, kernel, verifier).
  */
 int relay_run(const struct relay_opts *o, struct relay_stats *st);
 

@@ -18,6 +18,7 @@
 #include "relay/relay_accept.h"
 #include "relay/relay_flow.h"
 #include "relay/relay_pump.h"
+#include "relay/relay_sockmap.h"
 
 void relay_flow_count(struct relay *r, int delta)
 {
@@ -130,6 +131,7 @@ void relay_flow_close(struct relay *r, struct relay_flow *f,
 {
 	bool reset = how != DND_RELAY_FIN;
 
+	relay_sm_end(r, f);
 	if (reset)
 		relay_count_discard(r, f);
 	switch (how) {
@@ -224,7 +226,7 @@ static int relay_flow_watch(struct relay *r, struct relay_flow *f)
  * queue is empty, then both get a reset, so the peer learns of the failure
  * only after it has the data.
  */
-static void relay_flow_flush(struct relay *r, struct relay_flow *f)
+void relay_flow_flush(struct relay *r, struct relay_flow *f)
 {
 	evloop_set(&r->el, f->fd[0], 0, NULL, NULL, NULL);
 	evloop_set(&r->el, f->fd[1], 0, NULL, NULL, NULL);
@@ -249,7 +251,7 @@ static bool relay_flow_failed_done(const struct relay_flow *f)
  * The relay itself failed on f (not one of its peers): say so once, then
  * reset both sides, so that neither takes a cut flow for a complete one.
  */
-static void relay_flow_error(struct relay *r, struct relay_flow *f, int err)
+void relay_flow_error(struct relay *r, struct relay_flow *f, int err)
 {
 	if (!atomic_exchange(&r->sh->told_error, true))
 		log_err("relay: a flow failed inside the relay: %s; both "
@@ -341,5 +343,8 @@ void relay_flow_open(struct relay *r, struct relay_flow *f)
 	relay_list_del(f);
 	relay_list_add(&r->open, f);
 	relay_tune(r, f->fd[1]);
-	relay_flow_after(r, f, 0);
+	if (r->sh->mode == DND_RELAY_SOCKMAP)
+		relay_sm_open(r, f);
+	else
+		relay_flow_after(r, f, 0);
 }

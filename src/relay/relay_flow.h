@@ -63,6 +63,19 @@ void relay_flow_fail(struct relay *r, struct relay_flow *f, int err);
 void relay_flow_after(struct relay *r, struct relay_flow *f, int err);
 
 /*
+ * f has a broken side whose input has been handed on: out of epoll, it
+ * waits in r->flushing until the other socket's send queue is empty (or
+ * stops shrinking), then both sides get a reset.
+ */
+void relay_flow_flush(struct relay *r, struct relay_flow *f);
+
+/*
+ * The relay itself failed on f (err: -errno): says so once, then resets
+ * both sides (DND_RELAY_ERROR). f is freed.
+ */
+void relay_flow_error(struct relay *r, struct relay_flow *f, int err);
+
+/*
  * The target is connected: f moves to r->open, its target socket is tuned
  * like the client's, and its events start. f may be freed (see above).
  */

@@ -22,6 +22,7 @@
 #include "relay/relay_flow.h"
 #include "relay/relay_loop.h"
 #include "relay/relay_pump.h"
+#include "relay/relay_sockmap.h"
 #include "relay/relay_stats.h"
 
 #define DND_RELAY_LINGER 2.0	/* seconds a failing flow's last bytes may sit
@@ -104,6 +105,7 @@ void relay_loops_sum(struct relay_shared *sh, struct relay_stats *st)
 			st->accepted_by[i] = r->pub.accepted;
 		pthread_mutex_unlock(&r->pub_lock);
 	}
+	st->mode = (int)sh->mode;
 	st->threads = sh->n;
 	st->active = atomic_load(&sh->active);
 	st->peak_active = atomic_load(&sh->peak_active);
@@ -188,6 +190,8 @@ static void relay_reset_all(struct relay *r)
 		relay_flow_close(r, f, DND_RELAY_GRACE);
 	while ((f = r->flushing.head))
 		relay_flow_close(r, f, DND_RELAY_RESET);
+	while ((f = r->handing.head))
+		relay_flow_close(r, f, DND_RELAY_GRACE);
 }
 
 /* Connect and idle timeouts, the listener's rest, the grace period. */
@@ -201,8 +205,10 @@ static void relay_timers(struct relay *r)
 		relay_flow_fail(r, f, -ETIMEDOUT);
 	while (r->o->idle_timeout > 0 && (f = r->open.head) &&
 	       now - f->last >= r->o->idle_timeout)
-		relay_flow_close(r, f, DND_RELAY_IDLE);
+		if (!f->paired || !relay_sm_moved(r, f))
+			relay_flow_close(r, f, DND_RELAY_IDLE);
 	relay_flush_check(r);
+	relay_sm_check(r);
 	while ((f = r->waiting.head) && now - f->last >= r->o->connect_timeout)
 		relay_flow_fail(r, f, -EMFILE);
 	if (r->waiting.head && now >= r->retry_at)
@@ -231,7 +237,7 @@ static int relay_next_ms(const struct relay *r)
 				 r->o->connect_timeout);
 	if (r->o->idle_timeout > 0 && r->open.head)
 		DND_RELAY_SOONER(r->open.head->last + r->o->idle_timeout);
-	if (r->flushing.head)
+	if (r->flushing.head || r->handing.head)
 		DND_RELAY_SOONER(now + DND_RELAY_FLUSH_TICK);
 	if (r->waiting.head)
 		DND_RELAY_SOONER(r->retry_at);
@@ -274,6 +280,8 @@ int relay_loop_init(struct relay_shared *sh, unsigned int id)
 	if (!e)
 		e = pipe_pool_init(&r->pool, relay_share(sh->max_pipes, sh->n,
 							 id), sh->pipe_size);
+	if (!e)
+		e = relay_sm_loop_init(r);
 	if (!e && sh->n > 1) {
 		r->inbox = calloc(sh->n, sizeof(*r->inbox));
 		if (!r->inbox)
@@ -340,6 +348,8 @@ void relay_loop_free(struct relay *r)
 	r->sfd = r->evfd = -1;
 	free(r->inbox);
 	r->inbox = NULL;
+	free(r->slots);
+	r->slots = NULL;
 	pipe_pool_free(&r->pool);
 	relay_bufs_free(r);
 	evloop_free(&r->el);

@@ -25,7 +25,7 @@ static void relay_dir_pipe(struct relay *r, struct relay_flow *f,
 {
 	int e;
 
-	if (d->pipe || d->count || f->copy || r->o->mode != DND_RELAY_SPLICE)
+	if (d->pipe || d->count || f->copy || r->sh->mode != DND_RELAY_SPLICE)
 		return;
 	e = pipe_get(&r->pool, &d->pipe);
 	if (!e)

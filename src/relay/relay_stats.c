@@ -65,7 +65,7 @@ static void relay_stats_json(const struct relay_opts *o,
 	uint64_t i;
 
 	json_begin_doc(&j, f, "relay_stats");
-	json_str(&j, "mode", o->mode == DND_RELAY_SPLICE ? "splice" : "rw");
+	json_str(&j, "mode", relay_mode_name((enum relay_mode)st->mode));
 	json_u64(&j, "threads", st->threads);
 	json_f64(&j, "seconds", st->seconds);
 	json_u64(&j, "accepted", st->accepted);
@@ -133,7 +133,7 @@ void relay_stats_print(const struct relay_opts *o,
 		"%llu, active %llu (peak %llu), completed %llu, failed %llu, "
 		"resets %llu, relay errors %llu, idle-closed %llu, "
 		"grace-closed %llu, accept errors %llu\n",
-		o->mode == DND_RELAY_SPLICE ? "splice" : "rw",
+		relay_mode_name((enum relay_mode)st->mode),
 		(unsigned long long)st->threads, st->threads == 1 ? "" : "s",
 		st->seconds, (unsigned long long)st->accepted,
 		(unsigned long long)st->active,

@@ -16,6 +16,7 @@ struct relay_opts;
  * pipes_peak is the sum of each loop's peak.
  */
 struct relay_stats {
+	int mode;		/* enum relay_mode in force (-m auto decided) */
 	uint64_t threads;	/* loops these counters are summed over */
 	uint64_t accepted;	/* client connections taken */
 	uint64_t accepted_by[DND_RELAY_MAX_THREADS];	/* by each loop */

@@ -21,6 +21,8 @@
 #include "relay/evloop.h"
 #include "relay/relay.h"
 
+struct relay_bpf;
+
 /* One direction: bytes read from fd[i] wait here until written to fd[!i]. */
 struct relay_dir {
 	struct dnd_pipe *pipe;	/* held only while it carries data */
@@ -52,6 +54,12 @@ struct relay_flow {
 	bool hup[2];		/* fd[i] hung up cleanly: out of epoll */
 	uint64_t sent[2];	/* bytes dir[i] handed to the kernel */
 	int outq;		/* flushing: SIOCOUTQ seen last; -1: none yet */
+	/* -m sockmap: the kernel forwards; the relay watches (relay_sockmap.c) */
+	bool paired;		/* both sockets are in the sockmap */
+	uint32_t slot[2];	/* fd[i]'s place in the sockmap */
+	uint64_t cookie[2];	/* fd[i]'s SO_COOKIE, its key in the peers map */
+	uint64_t base[2];	/* fd[i]'s acked + unacked bytes at pairing */
+	uint64_t seen;		/* progress last seen, for --idle-timeout */
 	double last;		/* accept or connect start, then last progress */
 	struct relay_flow *prev, *next;
 	struct relay_list *list;
@@ -96,6 +104,8 @@ struct relay_shared {
 	atomic_bool told_error;		/* the first relay error was logged */
 	atomic_bool told_pipe;		/* the first pipe() failure was logged */
 	struct dnd_metrics *metrics;	/* --metrics, or NULL */
+	enum relay_mode mode;	/* o->mode, with -m auto decided */
+	struct relay_bpf *bpf;	/* -m sockmap: its program and maps */
 };
 
 /* One loop: its own epoll, flows, pipe pool, buffers and counters. */
@@ -125,6 +135,10 @@ struct relay {
 	struct relay_list waiting;	/* accepted, no fd left for the target */
 	struct relay_list connecting, open;
 	struct relay_list flushing;	/* broken: the last bytes go out first */
+	struct relay_list handing;	/* -m sockmap: a side ended, its last
+					 * bytes are still on their way */
+	uint32_t *slots;	/* -m sockmap: free sockmap slots, a stack */
+	unsigned int nslots;
 	double retry_at;	/* when waiting flows try again */
 	unsigned int nflows;
 	/* A direction holds a copy buffer only while it carries data, as

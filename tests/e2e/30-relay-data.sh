@@ -1,13 +1,17 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # dnd relay moves every byte exactly, both ways at once, for 1 and 200
-# flows, with splice and with the copy path, in one loop and in two threads
+# flows, with splice, with the copy path and with the kernel's BPF sockmap
+# redirect (where it can run), in one loop and in two threads
 # (--threads 2); and a dnd send/recv transfer through it lands a file whose
 # hash matches.
 . "$(dirname "$0")/lib.sh"
 
+relay_modes
+runs=("splice 1 1" "splice 200 1" "rw 1 1" "rw 200 1" "splice 200 2" "rw 200 2")
+case $RELAY_MODES in *sockmap*) runs+=("sockmap 1 1" "sockmap 200 1" "sockmap 200 2") ;; esac
 # METHOD FLOWS THREADS
-for run in "splice 1 1" "splice 200 1" "rw 1 1" "rw 200 1" "splice 200 2" "rw 200 2"; do
+for run in "${runs[@]}"; do
 	read -r m flows threads <<<"$run"
 	next_port; sink=$PORT
 	next_port; rl=$PORT
@@ -30,7 +34,10 @@ for run in "splice 1 1" "splice 200 1" "rw 1 1" "rw 200 1" "splice 200 2" "rw 20
 	[ "$(jnum "$T/relay.log" target_to_client_bytes)" = 50331648 ] ||
 		fail "target->client bytes: $(cat "$T/relay.log")"
 	calls=$(jnum "$T/relay.log" splice_in_calls)
-	if [ "$m" = splice ]; then
+	if [ "$m" = sockmap ]; then
+		[ "$calls" = 0 ] && [ "$(jnum "$T/relay.log" read_calls)" = 0 ] ||
+			fail "sockmap relay moved bytes itself: $(cat "$T/relay.log")"
+	elif [ "$m" = splice ]; then
 		[ "$calls" -gt 0 ] && [ "$(jnum "$T/relay.log" fallbacks)" = 0 ] ||
 			fail "splice relay did not splice: $(cat "$T/relay.log")"
 	else

@@ -16,11 +16,22 @@ usage_err -l 1 "relay needs -t HOST:PORT"
 usage_err -l 1 -t 127.0.0.1 "give HOST:PORT"
 usage_err -l 1 -t ::1:80 "write an IPv6 address as [ADDR]:PORT"
 usage_err -l 70000 -t 127.0.0.1:1 "the port must be a number from 1 to 65535"
-usage_err -l 1 -t 127.0.0.1:1 -m sendfile "the relay's methods are splice and rw"
+usage_err -l 1 -t 127.0.0.1:1 -m sendfile "the relay's methods are splice, rw and sockmap"
 usage_err -l 1 -t 127.0.0.1:1 --max-conn 0 "--max-conn '0': too small"
 usage_err -l 1 -t 127.0.0.1:1 --pipe-size 12x "--pipe-size '12x': not a size"
 usage_err -l 1 -t 127.0.0.1:1 -m rw --pipe-size 1Mi "--pipe-size is for -m splice"
+usage_err -l 1 -t 127.0.0.1:1 -m sockmap --pipe-size 1Mi "-m sockmap uses no pipes"
 ok "usage errors exit 2 and name the fix"
+
+# -m sockmap where it cannot run (here: no CAP_BPF, CAP_NET_ADMIN) exits 2
+# and names the cause.
+if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
+	next_port
+	expect_exit 2 setpriv --reuid=65534 --regid=65534 --clear-groups \
+		"$DND" relay -m sockmap -l "127.0.0.1:$PORT" -t 127.0.0.1:1
+	expect_out "dnd: relay: -m sockmap needs CAP_BPF and CAP_NET_ADMIN"
+	ok "-m sockmap without CAP_BPF: exit 2 and the reason"
+fi
 
 next_port
 expect_exit 1 "$DND" relay -l "127.0.0.1:$PORT" -t 127.0.0.1:1 --max-conn 1000000
@@ -65,33 +76,36 @@ upload() {
 # Target down: each client is reset (its bytes went nowhere, so it must not
 # see a clean end), counted, and the relay goes on serving once the target
 # is up.
-next_port; sink=$PORT
-next_port; rl=$PORT
-bg "$T/relay.log" "$DND" relay -l "127.0.0.1:$rl" -t "127.0.0.1:$sink" --json
-rpid=$BPID
-wait_listen "$rl"
-expect_exit 1 "$DND" bench relay --client -t "127.0.0.1:$rl" --flows 5 --bytes 0 --reply 1Mi
-echo "$OUT" | grep -qE "Connection reset by peer|Broken pipe" || fail "no reset: $OUT"
-expect_out "0 flows ok, 5 failed"
-for n in 1 100000 8000000; do
-	got=$(upload "$rl" $n)
-	case $got in
-	ECONNRESET*|EPIPE*) ;;
-	*) fail "an upload of $n bytes to a refused target ended with '$got', not a reset" ;;
-	esac
+relay_modes
+for m in $RELAY_MODES; do
+	next_port; sink=$PORT
+	next_port; rl=$PORT
+	bg "$T/relay.log" "$DND" relay -m "$m" -l "127.0.0.1:$rl" -t "127.0.0.1:$sink" --json
+	rpid=$BPID
+	wait_listen "$rl"
+	expect_exit 1 "$DND" bench relay --client -t "127.0.0.1:$rl" --flows 5 --bytes 0 --reply 1Mi
+	echo "$OUT" | grep -qE "Connection reset by peer|Broken pipe" || fail "no reset: $OUT"
+	expect_out "0 flows ok, 5 failed"
+	for n in 1 100000 8000000; do
+		got=$(upload "$rl" $n)
+		case $got in
+		ECONNRESET*|EPIPE*) ;;
+		*) fail "an upload of $n bytes to a refused target ended with '$got', not a reset" ;;
+		esac
+	done
+	grep -q "relay: cannot connect to 127.0.0.1:$sink: Connection refused; the client is reset" "$T/relay.log" ||
+		fail "cause not logged: $(cat "$T/relay.log")"
+	bg "$T/sink.log" "$DND" bench relay --sink -l "127.0.0.1:$sink" --count 3
+	spid=$BPID
+	wait_listen "$sink"
+	expect_exit 0 "$DND" bench relay --client -t "127.0.0.1:$rl" --flows 3 --bytes 3Mi --reply 3Mi
+	wait "$spid" || fail "sink: $(cat "$T/sink.log")"
+	kill -TERM "$rpid"
+	wait "$rpid" || fail "relay exit $?"
+	[ "$(jnum "$T/relay.log" failed)" = 8 ] && [ "$(jnum "$T/relay.log" completed)" = 3 ] ||
+		fail "relay stats: $(tail -n1 "$T/relay.log")"
+	ok "$m relay, target down: uploading clients reset, not closed, and counted (failed 8), then 3 flows served"
 done
-grep -q "relay: cannot connect to 127.0.0.1:$sink: Connection refused; the client is reset" "$T/relay.log" ||
-	fail "cause not logged: $(cat "$T/relay.log")"
-bg "$T/sink.log" "$DND" bench relay --sink -l "127.0.0.1:$sink" --count 3
-spid=$BPID
-wait_listen "$sink"
-expect_exit 0 "$DND" bench relay --client -t "127.0.0.1:$rl" --flows 3 --bytes 3Mi --reply 3Mi
-wait "$spid" || fail "sink: $(cat "$T/sink.log")"
-kill -TERM "$rpid"
-wait "$rpid" || fail "relay exit $?"
-[ "$(jnum "$T/relay.log" failed)" = 8 ] && [ "$(jnum "$T/relay.log" completed)" = 3 ] ||
-	fail "relay stats: $(tail -n1 "$T/relay.log")"
-ok "target down: uploading clients reset, not closed, and counted (failed 8), then 3 flows served"
 
 # One pipe for twenty flows. A direction holds a pipe only while its data
 # is stuck (the destination is full), so the sink stops reading until the
@@ -128,21 +142,23 @@ fb=$(jnum "$T/relay.log" fallbacks)
 ok "--max-pipes 1, 20 flows: all verified, $fb flows fell back to copying (counted)"
 
 # An idle flow is reset (never closed with a FIN that would look complete).
-next_port; sink=$PORT
-next_port; rl=$PORT
-bg "$T/sink.log" "$DND" bench relay --sink -l "127.0.0.1:$sink" --count 2
-spid=$BPID
-bg "$T/relay.log" "$DND" relay -l "127.0.0.1:$rl" -t "127.0.0.1:$sink" --idle-timeout 0.3 --json
-rpid=$BPID
-wait_listen "$sink"
-wait_listen "$rl"
-expect_exit 1 "$DND" bench relay --client -t "127.0.0.1:$rl" --flows 2 --bytes 2Mi --reply 1Mi --half-close --pause
-expect_out "Connection reset by peer"
-wait "$spid" && fail "the sink took a cut flow for complete: $(cat "$T/sink.log")"
-kill -TERM "$rpid"
-wait "$rpid" || fail "relay exit $?"
-[ "$(jnum "$T/relay.log" idle_closed)" = 2 ] || fail "relay stats: $(tail -n1 "$T/relay.log")"
-ok "--idle-timeout: idle flows reset on both sides and counted"
+for m in $RELAY_MODES; do
+	next_port; sink=$PORT
+	next_port; rl=$PORT
+	bg "$T/sink.log" "$DND" bench relay --sink -l "127.0.0.1:$sink" --count 2
+	spid=$BPID
+	bg "$T/relay.log" "$DND" relay -m "$m" -l "127.0.0.1:$rl" -t "127.0.0.1:$sink" --idle-timeout 0.3 --json
+	rpid=$BPID
+	wait_listen "$sink"
+	wait_listen "$rl"
+	expect_exit 1 "$DND" bench relay --client -t "127.0.0.1:$rl" --flows 2 --bytes 2Mi --reply 1Mi --half-close --pause
+	expect_out "Connection reset by peer"
+	wait "$spid" && fail "the sink took a cut flow for complete: $(cat "$T/sink.log")"
+	kill -TERM "$rpid"
+	wait "$rpid" || fail "relay exit $?"
+	[ "$(jnum "$T/relay.log" idle_closed)" = 2 ] || fail "relay stats: $(tail -n1 "$T/relay.log")"
+	ok "$m relay, --idle-timeout: idle flows reset on both sides and counted"
+done
 
 # Out of file descriptors (the limit lowered under the running relay):
 # accept fails with EMFILE, the listener rests instead of spinning, and

@@ -16,13 +16,14 @@ wait_gone() {
 	fail "port $1 still listens 10 s after SIGTERM"
 }
 
-# start FLOWS GRACE THREADS: sink, relay and a client paused halfway through.
+# start FLOWS GRACE THREADS: sink, relay (-m $m) and a client paused halfway
+# through.
 start() {
 	next_port; sink=$PORT
 	next_port; rl=$PORT
 	bg "$T/sink.log" "$DND" bench relay --sink -l "127.0.0.1:$sink" --count "$1"
 	spid=$BPID
-	bg "$T/relay.log" "$DND" relay -l "127.0.0.1:$rl" -t "127.0.0.1:$sink" --grace "$2" --threads "$3" --json
+	bg "$T/relay.log" "$DND" relay -m "$m" -l "127.0.0.1:$rl" -t "127.0.0.1:$sink" --grace "$2" --threads "$3" --json
 	rpid=$BPID
 	wait_listen "$sink"
 	wait_listen "$rl"
@@ -50,6 +51,8 @@ both_loops() {
 		fail "not both loops held flows: $(tail -n1 "$T/relay.log")"
 }
 
+relay_modes
+for m in $RELAY_MODES; do
 for th in 1 2; do
 	# Flows in the middle of their data when SIGTERM arrives: they finish.
 	start 10 30 "$th"
@@ -66,7 +69,7 @@ for th in 1 2; do
 	[ "$(jnum "$T/relay.log" completed)" = 10 ] && [ "$(jnum "$T/relay.log" grace_closed)" = 0 ] ||
 		fail "relay stats: $(tail -n1 "$T/relay.log")"
 	both_loops "$th"
-	ok "--threads $th, SIGTERM: listener closed, 10 open flows finished every byte, exit 0"
+	ok "$m, --threads $th, SIGTERM: listener closed, 10 open flows finished every byte, exit 0"
 
 	# The grace period ends first: the relay resets what is left and exits 0;
 	# both ends see a reset, never a clean end of a cut flow.
@@ -80,5 +83,6 @@ for th in 1 2; do
 	wait "$spid" && fail "sink took cut flows for complete: $(cat "$T/sink.log")"
 	grep -q "Connection reset by peer" "$T/sink.log" || fail "sink: $(cat "$T/sink.log")"
 	both_loops "$th"
-	ok "--threads $th, grace period over: 4 flows reset on both sides and counted, exit 0"
+	ok "$m, --threads $th, grace period over: 4 flows reset on both sides and counted, exit 0"
+done
 done

@@ -86,8 +86,12 @@ flows_done() {
 
 # N flows at once, every one paused halfway so that all are open together,
 # then let go: every byte checked at both ends and counted by the relay;
-# splice and rw in one loop, splice in two.
-for run in "splice 1" "rw 1" "splice 2"; do
+# splice and rw in one loop, splice in two; sockmap (where it runs) in one
+# and two, its bytes counted by its BPF program.
+relay_modes
+runs=("splice 1" "rw 1" "splice 2")
+case $RELAY_MODES in *sockmap*) runs+=("sockmap 1" "sockmap 2") ;; esac
+for run in "${runs[@]}"; do
 	read -r m th <<<"$run"
 	next_port; sink=$PORT
 	next_port; rl=$PORT

@@ -43,7 +43,7 @@ mk check-headers CC="$T/cc-all" BUILD="$T/b-all" >"$T/all.log" 2>&1 ||
 wrapper cc-noxx xxhash.h xxh3.h
 expect_exit 2 mk CC="$T/cc-noxx" BUILD="$T/b-noxx"
 for w in "xxhash.h is missing (Debian package libxxhash-dev)" \
-	"apt-get install libxxhash-dev libsodium-dev libmicrohttpd-dev libssl-dev pkg-config liburing-dev" \
+	"apt-get install libxxhash-dev libsodium-dev libmicrohttpd-dev libssl-dev libbpf-dev clang bpftool pkg-config liburing-dev" \
 	"liburing-dev is optional" "make deps"; do
 	expect_out "$w"
 done
@@ -100,11 +100,11 @@ asks() {
 	echo "$OUT" | sed -n 's/^dnd: missing Debian packages: \(.*\); run .*/\1/p' |
 		tr ' ' '\n' | sort | tr '\n' ' '
 }
-want="bash-completion gcc iperf3 iproute2 libmicrohttpd-dev libsodium-dev libssl-dev liburing-dev libxxhash-dev make pkg-config "
+want="bash-completion bpftool clang gcc iperf3 iproute2 libbpf-dev libmicrohttpd-dev libsodium-dev libssl-dev liburing-dev libxxhash-dev make pkg-config "
 got=$(asks bench)
 [ "$got" = "$want" ] || fail "deps.sh bench asks for '$got', not '$want'"
 got=$(asks)
 for p in lintian mandoc debhelper iperf3 jq python3-jsonschema; do
 	case " $got" in *" $p "*) ;; *) fail "deps.sh (make test) does not ask for $p: $got" ;; esac
 done
-ok "deps.sh bench asks only for the compiler, the libraries, iperf3 and iproute2"
+ok "deps.sh bench asks only for the compilers (gcc, clang and bpftool for the relay's BPF program), the libraries, iperf3 and iproute2"

@@ -158,7 +158,7 @@ _pids+=("$rpid")
 wait_listen "$sink"
 wait_listen "$rl"
 wait_listen "$mport"
-wait_log "$T/relay.log" "^dnd: listening on 127.0.0.1:$rl, forwarding to 127.0.0.1:$sink$" "relay's listening line"
+wait_log "$T/relay.log" "^dnd: listening on 127.0.0.1:$rl, forwarding to 127.0.0.1:$sink (-m splice)$" "relay's listening line"
 url=http://127.0.0.1:$mport/metrics
 for i in $(seq 1 50); do
 	[ -n "$(scrape "$url" dnd_relay_flows_accepted_total)" ] && break
@@ -196,6 +196,39 @@ curl -s "$url" | grep -v '^#' | grep -qv '^dnd_' && fail "a name without dnd_"
 kill -TERM "$rpid"
 wait "$rpid" || fail "relay exit $?"
 ok "relay: says where it listens; flows, bytes, splice calls at /metrics"
+
+# Under -m sockmap the kernel moves the bytes: the relay's byte counts are
+# its BPF program's, exact to the byte once the flows have ended.
+relay_modes
+if [ "$RELAY_MODES" != splice ]; then
+	next_port; sink=$PORT
+	next_port; rl=$PORT
+	next_port; mport=$PORT
+	"$DND" bench relay --sink -l "127.0.0.1:$sink" --count 2 >"$T/sink.log" 2>&1 &
+	_pids+=("$!")
+	"$DND" relay -m sockmap -l "127.0.0.1:$rl" -t "127.0.0.1:$sink" --threads 2 \
+		--metrics "$mport" >"$T/relay.log" 2>&1 &
+	rpid=$!
+	_pids+=("$rpid")
+	wait_listen "$sink"
+	wait_listen "$rl"
+	wait_listen "$mport"
+	url=http://127.0.0.1:$mport/metrics
+	"$DND" bench relay --client -t "127.0.0.1:$rl" --flows 2 --size 8Mi --reply 4Mi \
+		>"$T/c3.log" 2>&1 || fail "client: $(cat "$T/c3.log")"
+	for i in $(seq 1 50); do
+		[ "$(scrape "$url" 'dnd_relay_flows_ended_total{how="completed"}')" = 2 ] && break
+		sleep 0.1
+	done
+	c2t=$(scrape "$url" 'dnd_relay_bytes_total{dir="client_to_target"}')
+	t2c=$(scrape "$url" 'dnd_relay_bytes_total{dir="target_to_client"}')
+	[ "$(scrape "$url" 'dnd_relay_flows_ended_total{how="completed"}')" = 2 ] &&
+	[ "$c2t" = $((8388608 + 2 * 32)) ] && [ "$t2c" = 4194304 ] ||
+		fail "sockmap relay counters: $(curl -s "$url")"
+	kill -TERM "$rpid"
+	wait "$rpid" || fail "relay exit $?"
+	ok "relay -m sockmap --threads 2: /metrics bytes are the BPF program's, exact ($c2t and $t2c)"
+fi
 
 # --- --metrics port 0 --------------------------------------------------------
 # Port 0, as --help says, takes any free port, and the log names the one

@@ -133,6 +133,18 @@ require_feature() {
 	esac
 }
 
+# relay_modes: RELAY_MODES gets the relay's kernel paths each guarantee is
+# tested on: splice, plus sockmap when `dnd probe` sees its BPF redirect work
+# here (else it says why sockmap is not tested).
+relay_modes() {
+	RELAY_MODES=splice
+	if "$DND" probe --require sockmap-redirect >/dev/null 2>&1; then
+		RELAY_MODES="splice sockmap"
+	else
+		echo "note: -m sockmap not tested: $("$DND" probe --require sockmap-redirect 2>&1 | tail -n1)"
+	fi
+}
+
 # setup_ns A B: two namespaces joined by a veth pair, 10.231.0.1 in A and
 # 10.231.0.2 in B (addresses exist only inside them). Skips without root.
 setup_ns() {

@@ -364,6 +364,7 @@ static void t_pump_error(enum relay_mode mode, const char *name, int want)
 	memset(&sh, 0, sizeof(sh));
 	memset(&r, 0, sizeof(r));
 	sh.o = &o;
+	sh.mode = mode;
 	sh.n = 1;
 	sh.lfd = -1;
 	atomic_store(&sh.active, 1);
