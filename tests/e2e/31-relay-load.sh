@@ -3,7 +3,7 @@
 # dnd relay under load: 10,000 flows open at once through one relay process,
 # byte-exact, with its memory per flow; pipe() failing for real (EMFILE)
 # falls back to copying without losing a byte; 1,000 idle flows with an idle
-# timeout cost the live flows nothing. About 30 s on a 2-core VM.
+# timeout cost the live flows no CPU. About a minute on a 2-core VM.
 . "$(dirname "$0")/lib.sh"
 
 WANT=10000
@@ -158,16 +158,19 @@ ok "EMFILE on pipe(): $fb of $F flows fell back to copying, every byte verified"
 # idle flows are open the relay sleeps; the live flows go as fast as
 # without them; then the timeout resets the idle ones (and only them).
 # The timeout counts from an idle flow's last byte and must outlast the
-# setup, the quiet second and three live rounds (slow under ASan).
+# setup, the quiet second and three live rounds (slow under ASan or
+# beside other tests: 45 s, where 15 s ran out on a loaded machine).
 L=8
 next_port; sink=$PORT
 next_port; rl=$PORT
-bg "$T/sink.log" "$DND" bench relay --sink -l "127.0.0.1:$sink" --count $((1000 + 4 * L))
+# The sink and the idle client wait longer than the idle timeout, so that
+# the relay's reset, not their own stall limit, ends the idle flows.
+bg "$T/sink.log" "$DND" bench relay --sink -l "127.0.0.1:$sink" --count $((1000 + 4 * L)) --timeout 120
 spid=$BPID
-relay -l "127.0.0.1:$rl" -t "127.0.0.1:$sink" --idle-timeout 15 --max-conn 2000
+relay -l "127.0.0.1:$rl" -t "127.0.0.1:$sink" --idle-timeout 45 --max-conn 2000
 wait_listen "$sink"
 wait_listen "$rl"
-# live N: L flows, 384 MiB each way in all, beside N open flows; sets secs
+# live N: L flows, 128 MiB each way in all, beside N open flows; sets secs
 # (the client's) and cpu (the relay's, from its stats before and after).
 # The client ends once its reply is in, while the relay may still be
 # forwarding its last bytes to the sink: the stats are taken when the
@@ -176,15 +179,15 @@ live() {
 	local c0
 	snap
 	c0=$(awk -v u="$(stat cpu_user_seconds)" -v s="$(stat cpu_sys_seconds)" 'BEGIN { print u + s }')
-	expect_exit 0 "$DND" bench relay --client -t "127.0.0.1:$rl" --flows $L --bytes 384Mi --reply 384Mi
-	expect_out "peer client: $L flows ok, 0 failed; sent 402653184 B, received 402653184 B"
+	expect_exit 0 "$DND" bench relay --client -t "127.0.0.1:$rl" --flows $L --bytes 128Mi --reply 128Mi
+	expect_out "peer client: $L flows ok, 0 failed; sent 134217728 B, received 134217728 B"
 	secs=$(echo "$OUT" | grep -o '[0-9.]* s$' | cut -d' ' -f1)
 	wait_active "$1" 10
 	cpu=$(awk -v u="$(stat cpu_user_seconds)" -v s="$(stat cpu_sys_seconds)" -v c="$c0" 'BEGIN { print u + s - c }')
 }
 live 0
 base_secs=$secs base_cpu=$cpu
-bg "$T/idle.log" "$DND" bench relay --client -t "127.0.0.1:$rl" --flows 1000 --bytes 1000000 --pause
+bg "$T/idle.log" "$DND" bench relay --client -t "127.0.0.1:$rl" --flows 1000 --bytes 1000000 --pause --timeout 120
 ipid=$BPID
 wait_text "$T/idle.log" "peer client: paused" 20
 wait_active 1000 20
@@ -205,20 +208,20 @@ w1=$(stat wakeups) c1=$(awk -v u="$(stat cpu_user_seconds)" -v s="$(stat cpu_sys
 # by idle flows would wake thousands of times (the CPU says the same).
 [ $((w1 - w0)) -le 50 ] && awk -v a="$c0" -v b="$c1" 'BEGIN { exit !(b - a < 0.05) }' ||
 	fail "1,000 idle flows kept the relay busy: $((w1 - w0)) wakeups, CPU $c0 -> $c1 s in 1 s"
-# Three live rounds beside the idle flows, the best of them counting: a
-# neighbour on this VM can only slow a round, while a relay that idle
-# flows slow would miss the bound in all three.
+# Three live rounds beside the idle flows, any within the bound counting: the relay's own CPU for the same bytes, not the wall
+# clock, which a neighbour on this VM stretches (speed is for the
+# benchmarks); a relay that idle flows burden would miss it in all three.
 fast= rounds=
 for try in 1 2 3; do
 	live 1000
 	[ "$(stat active)" = 1000 ] || fail "idle flows closed early, or live ones left open: $(tail -n1 "$T/relay.json")"
-	[ -n "$fast" ] || ! awk -v b="$base_secs" -v s="$secs" -v bc="$base_cpu" -v c="$cpu" \
-		'BEGIN { exit !(s <= 2 * b + 1 && c <= 1.5 * bc + 0.1) }' || fast="$secs s ($cpu s CPU)"
 	rounds="$rounds${rounds:+, }$secs s ($cpu s CPU)"
+	[ -n "$fast" ] || ! awk -v bc="$base_cpu" -v c="$cpu" \
+		'BEGIN { exit !(c <= 1.5 * bc + 0.1) }' || fast="$secs s ($cpu s CPU)"
 done
 [ -n "$fast" ] ||
-	fail "1,000 idle flows slowed the live ones: $base_secs s, $base_cpu s CPU alone; $rounds beside them"
-wait_for "$ipid" 60 && fail "idle flows ended cleanly: $(cat "$T/idle.log")"
+	fail "1,000 idle flows cost the live ones CPU: $base_cpu s CPU alone; $rounds beside them"
+wait_for "$ipid" 90 && fail "idle flows ended cleanly: $(cat "$T/idle.log")"
 # EPIPE: a reset after the sink's FIN [tcp_reset()].
 grep -q "peer client: 0 flows ok, 1000 failed" "$T/idle.log" &&
 	grep -qE "(Connection reset by peer|Broken pipe) while waiting" "$T/idle.log" ||
