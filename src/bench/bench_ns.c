@@ -159,7 +159,39 @@ static int ns_links(struct bench *b, char *err, size_t len)
 	return 0;
 }
 
-int bench_ns_setup(struct bench *b)
+/*
+ * Building or removing the namespaces runs ip to its end: a stop signal
+ * waits (blocked) until it is done, and is then seen as usual, so Ctrl-C
+ * half-way through the setup still ends the run with its cleanup and exit
+ * 130, never with a half-built pair or an ip killed as if at a deadline.
+ * The blocked mask survives exec, so a second Ctrl-C, sent to the whole
+ * foreground group, does not kill ip either.
+ */
+struct ns_hold {
+	sigset_t old;
+	sig_atomic_t stop;
+};
+
+static void ns_hold(struct ns_hold *h)
+{
+	sigset_t block;
+
+	sigemptyset(&block);
+	sigaddset(&block, SIGINT);
+	sigaddset(&block, SIGTERM);
+	sigaddset(&block, SIGHUP);
+	sigprocmask(SIG_BLOCK, &block, &h->old);
+	h->stop = io_stop_signal;
+	io_stop_signal = 0;
+}
+
+static void ns_release(struct ns_hold *h)
+{
+	sigprocmask(SIG_SETMASK, &h->old, NULL);	/* a pending one lands */
+	io_stop_signal = h->stop ? h->stop : io_stop_signal;
+}
+
+static int ns_build(struct bench *b)
 {
 	char err[600], exe[256];
 	int pid = (int)getpid();
@@ -209,33 +241,33 @@ int bench_ns_setup(struct bench *b)
 	return 0;
 }
 
+int bench_ns_setup(struct bench *b)
+{
+	struct ns_hold h;
+	int r;
+
+	ns_hold(&h);
+	r = ns_build(b);
+	ns_release(&h);
+	return r;
+}
+
 void bench_ns_teardown(struct bench *b)
 {
-	sig_atomic_t stop = io_stop_signal;
-	sigset_t block, old;
+	struct ns_hold h;
 	char err[600];
 
 	if (!b->ns_send[0])
 		return;
-	/*
-	 * The stop flag ends measurements, not cleanup: let ip run, and keep
-	 * a second Ctrl-C (sent to the whole foreground group, ip included:
-	 * the blocked mask survives exec) from killing it half-way. Only
-	 * namespaces this run made are deleted, never one of the same name.
-	 */
-	sigemptyset(&block);
-	sigaddset(&block, SIGINT);
-	sigaddset(&block, SIGTERM);
-	sigaddset(&block, SIGHUP);
-	sigprocmask(SIG_BLOCK, &block, &old);
-	io_stop_signal = 0;
+	/* Only namespaces this run made are deleted, never one of the same
+	 * name. */
+	ns_hold(&h);
 	if (b->ns_have_s)
 		NS_RUN("ip", err, "netns", "del", b->ns_send);
 	if (b->ns_have_r)
 		NS_RUN("ip", err, "netns", "del", b->ns_recv);
 	b->ns_have_s = b->ns_have_r = false;
-	sigprocmask(SIG_SETMASK, &old, NULL);
-	io_stop_signal = stop ? stop : io_stop_signal;
+	ns_release(&h);
 	b->ns_send[0] = b->ns_recv[0] = '\0';
 	b->ns_made = false;
 }
