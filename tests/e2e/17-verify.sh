@@ -113,7 +113,7 @@ for rargs in "-m rw" "-m vmsplice" "-m mmap" "-m splice" "--verify readback"; do
 	bg "$T/m.log" timeout 60 "$PY3" "$MITM" --timeout 40 "$PORT" 127.0.0.1 "$TPORT" flip $((1 << 20))
 	MPID=$BPID
 	wait_log "$T/m.log" '^ready' "the proxy did not start"
-	expect_exit 1 "$DND" send -c 127.0.0.1 -p "$PORT" "$T/src"
+	expect_exit 1 timeout 120 "$DND" send -c 127.0.0.1 -p "$PORT" "$T/src"
 	wait_recv
 	wait_for "$MPID" 20 || fail "the proxy exited $?"
 	grep -q '^flipped' "$T/m.log" || fail "$rargs: the proxy flipped nothing"

@@ -25,7 +25,8 @@ ok "usage errors exit 2 and name the fix"
 
 # -m sockmap where it cannot run (here: no CAP_BPF, CAP_NET_ADMIN) exits 2
 # and names the cause.
-if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
+relay_modes
+if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null && [ "$RELAY_MODES" != splice ]; then
 	next_port
 	expect_exit 2 setpriv --reuid=65534 --regid=65534 --clear-groups \
 		"$DND" relay -m sockmap -l "127.0.0.1:$PORT" -t 127.0.0.1:1

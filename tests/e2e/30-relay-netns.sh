@@ -10,6 +10,7 @@
 setup_ns
 relay_modes
 
+dead=100
 for m in $RELAY_MODES; do
 	next_port; sink=$PORT
 	next_port; rl=$PORT
@@ -27,18 +28,21 @@ for m in $RELAY_MODES; do
 	[ "$(jnum "$T/relay.log" completed)" = 20 ] || fail "relay stats: $(tail -n1 "$T/relay.log")"
 	ok "$m: 20 flows through the relay into another namespace, both ways, verified"
 
-	# 10.231.0.99 is on the link but nobody has it: ARP never resolves, the
-	# SYN never leaves, and only the relay's connect timeout ends the wait:
-	# the clients are reset, since their bytes never reached a target.
+	# 10.231.0.$dead is on the link but nobody has it: ARP never resolves,
+	# the SYN never leaves, and only the relay's connect timeout ends the
+	# wait: the clients are reset, since their bytes never reached a
+	# target. Each mode asks for its own address: a SYN that joined the
+	# previous mode's failing ARP lookup would fail with EHOSTUNREACH.
+	dead=$((dead - 1))
 	next_port; rl=$PORT
-	bg "$T/relay.log" ip netns exec "$NS_A" "$DND" relay -m "$m" -l "127.0.0.1:$rl" -t 10.231.0.99:80 --connect-timeout 0.3 --json
+	bg "$T/relay.log" ip netns exec "$NS_A" "$DND" relay -m "$m" -l "127.0.0.1:$rl" -t "10.231.0.$dead:80" --connect-timeout 0.3 --json
 	rpid=$BPID
 	ns_listen "$NS_A" "$rl"
 	expect_exit 1 ip netns exec "$NS_A" "$DND" bench relay --client -t "127.0.0.1:$rl" --flows 3 --bytes 0 --reply 1Mi
 	echo "$OUT" | grep -qE "Connection reset by peer|Broken pipe" || fail "no reset after the connect timeout: $OUT"
 	kill -TERM "$rpid"
 	wait "$rpid" || fail "relay exit $?"
-	grep -q "relay: cannot connect to 10.231.0.99:80: Connection timed out" "$T/relay.log" ||
+	grep -q "relay: cannot connect to 10.231.0.$dead:80: Connection timed out" "$T/relay.log" ||
 		fail "cause not logged: $(cat "$T/relay.log")"
 	[ "$(jnum "$T/relay.log" failed)" = 3 ] || fail "relay stats: $(tail -n1 "$T/relay.log")"
 	ok "$m: unanswered target: connect timeout, clients reset, 3 failures counted"

@@ -27,7 +27,7 @@ wait_listen "$mport"
 wait_listen "$sport"
 url=http://127.0.0.1:$mport/metrics
 # The metrics port listens a moment before the first counters are in.
-for i in $(seq 1 50); do
+for i in $(seq 1 200); do
 	[ -n "$(scrape "$url" dnd_serve_connections_total)" ] && break
 	sleep 0.1
 done
@@ -45,14 +45,14 @@ serve_counted() {
 	[ "$(scrape "$url" 'dnd_serve_sessions_total{outcome="failed"}')" = 1 ] &&
 	[ "$(scrape "$url" 'dnd_serve_bytes_total{direction="push"}')" = 3000000 ]
 }
-for i in $(seq 1 50); do
+for i in $(seq 1 200); do
 	serve_counted && break
 	sleep 0.1
 done
 serve_counted || fail "serve counters did not move: $(curl -s "$url")"
 # A connection that has not sent a byte waits, counted, without a process.
 exec 7<>"/dev/tcp/127.0.0.1/$sport"
-for i in $(seq 1 50); do
+for i in $(seq 1 200); do
 	[ "$(scrape "$url" dnd_serve_waiting)" = 1 ] && break
 	sleep 0.1
 done
@@ -87,7 +87,7 @@ wait_text "$T/hold.log" "^held"
 grep -qx "held 100" "$T/hold.log" ||
 	fail "100 idle connections to /metrics: $(cat "$T/hold.log")"
 # The server has taken them all off the listen queue (ss: Recv-Q 0).
-for i in $(seq 1 50); do
+for i in $(seq 1 200); do
 	[ "$(ss -Htln "sport = :$mport" | awk '{ print $2 }')" = 0 ] && break
 	sleep 0.1
 done
@@ -160,7 +160,7 @@ wait_listen "$rl"
 wait_listen "$mport"
 wait_log "$T/relay.log" "^dnd: listening on 127.0.0.1:$rl, forwarding to 127.0.0.1:$sink (-m splice)$" "relay's listening line"
 url=http://127.0.0.1:$mport/metrics
-for i in $(seq 1 50); do
+for i in $(seq 1 200); do
 	[ -n "$(scrape "$url" dnd_relay_flows_accepted_total)" ] && break
 	sleep 0.1
 done
@@ -182,7 +182,7 @@ kill -USR1 "$cpid"
 wait "$cpid" || fail "client: $(cat "$T/c1.log")"
 "$DND" bench relay --client -t "127.0.0.1:$rl" --flows 2 --size 8Mi \
 	>"$T/c2.log" 2>&1 || fail "client: $(cat "$T/c2.log")"
-for i in $(seq 1 50); do
+for i in $(seq 1 200); do
 	[ "$(scrape "$url" 'dnd_relay_flows_ended_total{how="completed"}')" = 4 ] && break
 	sleep 0.1
 done
@@ -216,7 +216,7 @@ if [ "$RELAY_MODES" != splice ]; then
 	url=http://127.0.0.1:$mport/metrics
 	"$DND" bench relay --client -t "127.0.0.1:$rl" --flows 2 --size 8Mi --reply 4Mi \
 		>"$T/c3.log" 2>&1 || fail "client: $(cat "$T/c3.log")"
-	for i in $(seq 1 50); do
+	for i in $(seq 1 200); do
 		[ "$(scrape "$url" 'dnd_relay_flows_ended_total{how="completed"}')" = 2 ] && break
 		sleep 0.1
 	done
