@@ -70,7 +70,9 @@ LIBS += $(shell pkg-config --libs libbpf 2>/dev/null || echo -lbpf)
 BPF_SRC := src/relay/bpf/relay_sockmap.bpf.c
 BPF_OBJ := $(BUILD)/bpf/relay_sockmap.bpf.o
 BPF_SKEL := $(BUILD)/bpf/relay_sockmap.skel.h
-BPF_ARCH := $(shell $(CC) -dumpmachine 2>/dev/null)
+# Debian's multiarch include directory (asm/types.h), as the BPF compiler
+# names it: -dumpmachine says x86_64-pc-linux-gnu under clang (make fuzz).
+BPF_ARCH := $(shell $(BPF_CLANG) -print-multiarch 2>/dev/null)
 
 # io_uring support is optional at build time; the probe reports "not built".
 ifeq ($(shell pkg-config --exists liburing 2>/dev/null && echo y),y)
