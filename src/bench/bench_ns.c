@@ -9,7 +9,6 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
-#include <strings.h>
 #include <unistd.h>
 
 #include "bench/bench_ns.h"
@@ -20,35 +19,6 @@
 #define NS_SEND_ADDR	"10.77.0.1"
 #define NS_RECV_ADDR	"10.77.0.2"
 #define NS_TOOL_TIMEOUT	15.0
-
-int bench_parse_rate(const char *s, uint64_t *bytes_per_s)
-{
-	static const struct { const char *unit; double mul; } units[] = {
-		{ "bit", 1.0 / 8 }, { "kbit", 1e3 / 8 }, { "mbit", 1e6 / 8 },
-		{ "gbit", 1e9 / 8 }, { "tbit", 1e12 / 8 }, { "bps", 1 },
-		{ "kbps", 1e3 }, { "mbps", 1e6 }, { "gbps", 1e9 },
-		{ "tbps", 1e12 },
-	};
-	double v = 0, scale = 1;
-	const char *p = s;
-	bool digits = false;
-	size_t i;
-
-	for (; *p >= '0' && *p <= '9'; p++, digits = true)
-		v = v * 10 + (*p - '0');
-	if (*p == '.')
-		for (p++; *p >= '0' && *p <= '9'; p++, digits = true)
-			v += (*p - '0') * (scale /= 10);
-	if (!digits || v <= 0)
-		return -EINVAL;
-	for (i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
-		if (!strcasecmp(p, units[i].unit)) {
-			*bytes_per_s = (uint64_t)(v * units[i].mul);
-			return *bytes_per_s ? 0 : -EINVAL;
-		}
-	}
-	return -EINVAL;
-}
 
 /* Runs `ip ARGS` or `tc ARGS`; 0 or -1 with the tool's words in err. */
 static int ns_tool(const char *tool, char *const args[], char *err,

@@ -12,12 +12,6 @@
 #include "bench/bench_types.h"
 
 /*
- * Parses a tc rate ("10gbit", "500mbit", "1gbps") into bytes per second.
- * Returns 0, or -EINVAL.
- */
-int bench_parse_rate(const char *s, uint64_t *bytes_per_s);
-
-/*
  * Builds the namespaces and points b->host, b->bind and the namespace paths
  * at them. Returns 0; 2 (printed) when this machine or user cannot (no
  * root, no namespaces, no netem); 1 (printed) on another failure. Whatever

@@ -13,6 +13,7 @@
 #include "bench/bench_proc.h"
 #include "cli/cmd_bench.h"
 #include "cli/opt_parse.h"
+#include "cli/opts.h"
 #include "core/log.h"
 #include "xfer/method.h"
 
@@ -236,7 +237,7 @@ static void bench_check(struct opt_state *st, void *obj)
 		st->bad++;
 	}
 	bench_check_remote(st, o);
-	if (o->rate && bench_parse_rate(o->rate, &o->rate_bps)) {
+	if (o->rate && opt_parse_rate(o->rate, true, &o->rate_bps)) {
 		log_err("--rate '%s': give a tc rate such as 10gbit, 500mbit "
 			"or 1gbps", o->rate);
 		st->bad++;

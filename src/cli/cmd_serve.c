@@ -12,6 +12,7 @@
 #include "cli/opt_keys.h"
 #include "cli/opt_parse.h"
 #include "core/log.h"
+#include "core/net.h"
 #include "serve/serve.h"
 #include "serve/serve_log.h"
 
@@ -90,6 +91,16 @@ static const struct opt_def serve_defs[] = {
 	  .max = 1ULL << 30, .group = "Limits", .help = "the sessions' "
 	  "SO_SNDBUF/SO_RCVBUF; 0 leaves the kernel's autotuning on",
 	  OPT_AT(C, o.window) },
+	{ .name = "rate", .type = DND_OPT_CALL, .set = opt_set_rate,
+	  .group = "Limits", .metavar = "RATE", .help = "pace what a pull "
+	  "sends to RATE in all (SO_MAX_PACING_RATE, split evenly over its "
+	  "streams): 200M is 200 MB/s, 1gbit a gigabit per second; a push "
+	  "is paced by its client's --rate", OPT_AT(C, o.rate) },
+	{ .name = "congestion", .letter = 'C', .type = DND_OPT_STRING,
+	  .group = "Limits", .metavar = "NAME", .def = "the kernel's",
+	  .help = "TCP congestion control on every stream (TCP_CONGESTION); "
+	  "it shapes the pulls, where the server sends",
+	  OPT_AT(C, o.congestion) },
 	{ .name = "timeout", .type = DND_OPT_SECONDS, .group = "Limits",
 	  .help = "a session fails after SEC without progress; 0: never",
 	  OPT_AT(C, o.timeout) },
@@ -123,6 +134,7 @@ static const struct opt_part serve_parts[] = {
 static void serve_check(struct opt_state *st, void *obj)
 {
 	struct serve_cli *c = obj;
+	char why[320];
 
 	if (st->nargs) {
 		log_err("unexpected argument '%s'", st->args[0]);
@@ -134,6 +146,12 @@ static void serve_check(struct opt_state *st, void *obj)
 		st->bad++;
 	}
 	c->o.has_metrics = opt_given(st, "metrics");
+	c->o.window_from = opt_given(st, "window") ? "-w" : "default";
+	if (c->o.congestion && net_congestion_check(c->o.congestion, why,
+						    sizeof(why))) {
+		log_err("%s", why);
+		st->bad++;
+	}
 	if (!c->new_key && !c->o.dir) {
 		log_err("serve needs --dir DIR: where files land and are read");
 		st->bad++;
@@ -196,7 +214,6 @@ int cmd_serve(int argc, char **argv)
 	c.o.log_burst = SERVE_LOG_BURST;
 	c.o.grace = 10;
 	c.o.timeout = 60;
-	c.o.window = 128 * 1024;
 	c.o.max_buffer = 16ULL << 20;
 	c.o.max_memory = 512ULL << 20;
 	r = opt_parse(&serve_cmd, &c, argc, argv, &st);

@@ -91,8 +91,22 @@ static const struct opt_def xfer_opts[] = {
 	  "retry for SEC; 0 fails at once, as iperf3 does",
 	  OPT_AT(S, connect_timeout) },
 	{ .name = "window", .letter = 'w', .type = DND_OPT_SIZE, .max = GIB,
-	  .group = "Connection", .help = "SO_SNDBUF/SO_RCVBUF to ask for; 0 "
+	  .group = "Connection", .def = "0; the 2006 form: 128Ki",
+	  .help = "SO_SNDBUF/SO_RCVBUF to ask for; 0 "
 	  "leaves the kernel's autotuning on", OPT_AT(S, window) },
+	{ .name = "rate", .type = DND_OPT_CALL, .set = opt_set_rate,
+	  .roles = DND_ROLE_SEND, .group = "Connection", .metavar = "RATE",
+	  .help = "pace the sending sockets to RATE in all "
+	  "(SO_MAX_PACING_RATE, split evenly over -P streams; TCP paces "
+	  "itself, no fq qdisc needed): 200M is 200 MB/s, 1gbit a gigabit "
+	  "per second", .misuse = "--rate paces the sender's sockets; give "
+	  "it to dnd send (a pull from dnd serve is paced by serve --rate)",
+	  OPT_AT(S, rate) },
+	{ .name = "congestion", .letter = 'C', .type = DND_OPT_STRING,
+	  .group = "Connection", .metavar = "NAME", .def = "the kernel's",
+	  .help = "TCP congestion control on every stream (TCP_CONGESTION), "
+	  "one of net.ipv4.tcp_available_congestion_control; the sender's "
+	  "is the one that shapes the transfer", OPT_AT(S, congestion) },
 	{ .name = "method", .letter = 'm', .type = DND_OPT_METHOD,
 	  .group = "Data path", .help = "how the bytes move:", OPT_AT(S, m) },
 	{ .name = "buffer", .letter = 'b', .type = DND_OPT_SIZE, .min = 1,
@@ -414,6 +428,18 @@ static void xfer_check(struct opt_state *st, void *obj)
 	}
 	if (o->json_stream && !o->interval)
 		o->interval = 1;
+	o->window_from = opt_given(st, "window") ? "-w" :
+			 c->roles == BOTH ? "2006-form" : "default";
+	if (o->rate && o->rate < o->streams) {
+		log_err("--rate: below 1 byte/s for each of -P %u streams; "
+			"give a larger rate", o->streams);
+		st->bad++;
+	}
+	if (o->congestion && net_congestion_check(o->congestion, why,
+						  sizeof(why))) {
+		log_err("%s", why);
+		st->bad++;
+	}
 	if (o->resume && (o->overwrite || o->raw)) {
 		log_err("--resume lands through a temporary file and needs the "
 			"framing; it cannot go with %s", o->raw ? "--raw" : "-o");
@@ -516,7 +542,6 @@ static void xfer_defaults(struct xfer_cli *x)
 	x->peer_name = "rw";
 	o->port = 13931;
 	o->bsz = 64 * 1024;
-	o->window = 128 * 1024;
 	o->splice_flags = SPLICE_F_MOVE;
 	o->verify = true;
 	o->timeout = 60;
@@ -569,6 +594,8 @@ static int xfer_main(const struct opt_cmd *c, int argc, char **argv)
 
 	xfer_defaults(&x);
 	x.o.dnd2006_line = c == &xfer_dnd2006_cmd;
+	if (x.o.dnd2006_line)
+		x.o.window = 128 * 1024;	/* the 2006 program's */
 	r = opt_parse(c, &x, argc, argv, &st);
 	if (r >= 0)
 		return r;

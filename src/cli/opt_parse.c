@@ -449,6 +449,19 @@ int opt_parse(const struct opt_cmd *c, void *obj, int argc, char **argv,
 	return 2;
 }
 
+int opt_set_rate(void *obj, const struct opt_def *d, const char *opt,
+		 const char *arg)
+{
+	uint64_t *v = (void *)((char *)obj + d->off);
+
+	if (!opt_parse_rate(arg, false, v))
+		return 0;
+	log_err("%s '%s': not a rate; give bytes per second as a size (200M "
+		"is 200 MB/s, 1Gi) or a tc rate (1gbit, 500mbit, 1gbps)", opt,
+		arg);
+	return 1;
+}
+
 bool opt_given(const struct opt_state *st, const char *name)
 {
 	int g;

@@ -146,6 +146,11 @@ struct opt_state {
 int opt_parse(const struct opt_cmd *c, void *obj, int argc, char **argv,
 	      struct opt_state *st);
 
+/* A DND_OPT_CALL setter for a --rate RATE: opt_parse_rate() (a size per
+ * second or a tc rate) into the uint64_t field at d->off, bytes/s. */
+int opt_set_rate(void *obj, const struct opt_def *d, const char *opt,
+		 const char *arg);
+
 /* True when the option with this long name was given. */
 bool opt_given(const struct opt_state *st, const char *name);
 

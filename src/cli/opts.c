@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "core/log.h"
 #include "core/net.h"
@@ -85,6 +86,42 @@ int opt_parse_uint(const char *s, uint64_t max, uint64_t *out)
 		return -ERANGE;
 	*out = v;
 	return 0;
+}
+
+int opt_parse_rate(const char *s, bool tc_only, uint64_t *bytes_per_s)
+{
+	static const struct { const char *unit; double mul; } units[] = {
+		{ "bit", 1.0 / 8 }, { "kbit", 1e3 / 8 }, { "mbit", 1e6 / 8 },
+		{ "gbit", 1e9 / 8 }, { "tbit", 1e12 / 8 }, { "bps", 1 },
+		{ "kbps", 1e3 }, { "mbps", 1e6 }, { "gbps", 1e9 },
+		{ "tbps", 1e12 },
+	};
+	double v = 0, scale = 1;
+	const char *p = s;
+	bool digits = false;
+	size_t i;
+
+	if (!tc_only && !opt_parse_size(s, bytes_per_s))
+		return *bytes_per_s ? 0 : -EINVAL;
+	for (; *p >= '0' && *p <= '9'; p++, digits = true)
+		v = v * 10 + (*p - '0');
+	if (*p == '.')
+		for (p++; *p >= '0' && *p <= '9'; p++, digits = true)
+			v += (*p - '0') * (scale /= 10);
+	if (!digits || v <= 0)
+		return -EINVAL;
+	for (i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+		if (!strcasecmp(p, units[i].unit)) {
+			double b = v * units[i].mul;
+
+			/* A petabyte per second is no rate: a typo. */
+			if (b < 1 || b > 1e15)
+				return -EINVAL;
+			*bytes_per_s = (uint64_t)b;
+			return 0;
+		}
+	}
+	return -EINVAL;
 }
 
 int opt_parse_seconds(const char *s, double *out)

@@ -18,6 +18,14 @@ int opt_parse_size(const char *s, uint64_t *out);
 /* Parses a plain decimal number no larger than max. Returns as above. */
 int opt_parse_uint(const char *s, uint64_t max, uint64_t *out);
 
+/*
+ * Parses a rate into bytes per second: a tc rate ("10gbit", "500mbit",
+ * "1gbps": bit forms are bits, bps forms bytes, per second) or, unless
+ * tc_only, a size per second ("200M": 200 MB/s, "1Gi"). Above 0; returns 0,
+ * or -EINVAL.
+ */
+int opt_parse_rate(const char *s, bool tc_only, uint64_t *bytes_per_s);
+
 /* Parses decimal seconds with an optional fraction ("2", "0.5"). */
 int opt_parse_seconds(const char *s, double *out);
 

@@ -22,6 +22,9 @@
 #include "core/net.h"
 #include "core/stats.h"
 
+/* The kernel's TCP_CA_NAME_MAX (include/net/tcp.h), not in uapi. */
+#define NET_CA_NAME_MAX 16
+
 static void net_name(const struct sockaddr *sa, socklen_t salen, char *out,
 		     size_t len)
 {
@@ -248,6 +251,85 @@ int net_tune(int fd, double secs)
 			return -errno;
 	}
 	return 0;
+}
+
+int net_pace(int fd, uint64_t bytes_per_s)
+{
+	unsigned long v = (unsigned long)bytes_per_s;
+
+	if (!bytes_per_s)
+		return 0;
+	return setsockopt(fd, SOL_SOCKET, SO_MAX_PACING_RATE, &v,
+			  sizeof(v)) ? -errno : 0;
+}
+
+int net_congestion(int fd, const char *name)
+{
+	if (!name)
+		return 0;
+	return setsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, name,
+			  (socklen_t)strlen(name)) ? -errno : 0;
+}
+
+void net_congestion_get(int fd, char *buf, size_t len)
+{
+	char n[NET_CA_NAME_MAX + 1] = "";
+	socklen_t l = NET_CA_NAME_MAX;
+
+	if (getsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, n, &l))
+		l = 0;
+	snprintf(buf, len, "%.*s", (int)strnlen(n, l), n);
+}
+
+/* A line of /proc/sys/net/ipv4/NAME, its spaces single, into buf. */
+static void net_sysctl_line(const char *name, char *buf, size_t len)
+{
+	char path[96];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/sys/net/ipv4/%s", name);
+	f = fopen(path, "re");
+	if (!f || !fgets(buf, (int)len, f))
+		snprintf(buf, len, "?");
+	if (f)
+		fclose(f);
+	buf[strcspn(buf, "\n")] = 0;
+}
+
+int net_congestion_check(const char *name, char *why, size_t len)
+{
+	char avail[256], allowed[256];
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), r;
+
+	if (fd == -1)
+		r = -errno;
+	else if (strlen(name) >= NET_CA_NAME_MAX)
+		r = -ENOENT;
+	else
+		r = net_congestion(fd, name);
+	if (fd != -1)
+		close(fd);
+	if (!r || fd == -1) {
+		if (r)
+			snprintf(why, len, "cannot try congestion control "
+				 "'%s': socket: %s", name, strerror(-r));
+		return r;
+	}
+	/* Read after the try: a module it loaded is in the list now. */
+	net_sysctl_line("tcp_available_congestion_control", avail,
+			sizeof(avail));
+	net_sysctl_line("tcp_allowed_congestion_control", allowed,
+			sizeof(allowed));
+	if (r == -EPERM)
+		snprintf(why, len, "congestion control '%s' is available but "
+			 "not allowed for this user; use one of: %s (or run "
+			 "as root, or add it to "
+			 "net.ipv4.tcp_allowed_congestion_control)", name,
+			 allowed);
+	else
+		snprintf(why, len, "congestion control '%s' is not available; "
+			 "use one of: %s", name, avail);
+	return r;
 }
 
 int net_wait_by(int fd, short ev, double deadline)

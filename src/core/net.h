@@ -56,6 +56,22 @@ void net_quickack(int fd);
 /* Sets TCP_NODELAY and, when secs > 0, SO_RCVTIMEO/SO_SNDTIMEO. */
 int net_tune(int fd, double secs);
 
+/* --rate on one stream: SO_MAX_PACING_RATE in bytes per second, which also
+ * turns on TCP's own pacing (no fq qdisc needed); 0 leaves it. 0 or -errno. */
+int net_pace(int fd, uint64_t bytes_per_s);
+
+/* -C on one stream: TCP_CONGESTION name; NULL leaves the kernel's default.
+ * 0 or -errno. */
+int net_congestion(int fd, const char *name);
+
+/* The congestion control fd runs, into buf ("" when unknown). */
+void net_congestion_get(int fd, char *buf, size_t len);
+
+/* Whether -C name can run, tried on a socket of our own (as root that may
+ * load its module, tcp_NAME, so the list can grow). 0, or -errno with the
+ * cause and the names to use instead in why. */
+int net_congestion_check(const char *name, char *why, size_t len);
+
 /* Sends or receives exactly n bytes (blocking). 0, -errno, or -ENODATA when
  * the peer closed first. */
 /* Waits until fd is ready for ev (POLLIN, POLLOUT) by deadline

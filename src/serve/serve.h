@@ -52,6 +52,9 @@ struct serve_opts {
 				 * window; 0: every one */
 	double grace;		/* seconds sessions get after SIGTERM */
 	uint64_t window;	/* the sessions' socket buffers */
+	const char *window_from;	/* "-w" or "default" (0: autotuning) */
+	uint64_t rate;		/* --rate: a pull's pacing, bytes/s; 0 */
+	const char *congestion;	/* -C: every stream's; NULL: the kernel's */
 	double timeout;		/* the sessions' --timeout */
 	struct opt_addr metrics;	/* --metrics; port 0 and no host: off */
 	bool has_metrics;

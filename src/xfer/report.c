@@ -5,6 +5,7 @@
  * compared line by line); everything after it explains the number (CPU,
  * calls, sizes the kernel really gave, TCP state, verdict).
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -117,11 +118,17 @@ static void report_tls(FILE *f, const struct dnd_result *r)
  * the last byte handed to the socket, stands beside it. Units as in
  * docs/json.md: sizes in bytes, rates decimal.
  */
+/* The headline's seconds: the sender's to the receiver's confirmation. */
+static double report_head_secs(const struct dnd_result *r)
+{
+	return r->sender && r->total_seconds > 0 ? r->total_seconds :
+	       r->cost.wall;
+}
+
 static void report_headline(FILE *f, const struct dnd_result *r)
 {
 	double mbps = report_mbps(r);
-	double secs = r->sender && r->total_seconds > 0 ? r->total_seconds :
-			r->cost.wall;
+	double secs = report_head_secs(r);
 	double rate = report_rate(r->bytes, secs);
 
 	if (r->dnd2006_line) {
@@ -144,6 +151,28 @@ static void report_headline(FILE *f, const struct dnd_result *r)
 		fprintf(f, " to the last byte sent; no confirmation came\n\n");
 }
 
+/* The window and why: "autotuned (default)", "128 KiB (-w)". */
+static const char *report_window(const struct dnd_result *r, char *buf,
+				 size_t len)
+{
+	static const char *const unit[] = { "B", "KiB", "MiB", "GiB" };
+	const char *from = r->window_from ? r->window_from : "default";
+	uint64_t v = r->window;
+	unsigned int u = 0;
+
+	if (!strcmp(from, "2006-form"))
+		from = "the 2006 form's default";
+	if (!v) {
+		snprintf(buf, len, "autotuned (%s)", from);
+		return buf;
+	}
+	for (; u < 3 && v % 1024 == 0; u++)
+		v /= 1024;
+	snprintf(buf, len, "%llu %s (%s)", (unsigned long long)v, unit[u],
+		 from);
+	return buf;
+}
+
 /* How a receiver verified, after "verified" in the text report. */
 static const char *report_verify_kind(const struct dnd_result *r)
 {
@@ -155,7 +184,7 @@ static const char *report_verify_kind(const struct dnd_result *r)
 
 void report_text(FILE *f, const struct dnd_result *r)
 {
-	char a[32], b[32];
+	char a[32], b[32], w[64];
 
 	if (r->timed)
 		report_headline(f, r);
@@ -172,10 +201,15 @@ void report_text(FILE *f, const struct dnd_result *r)
 		fprintf(f, "  capped: buffer %s (%s)\n",
 			opt_fmt_size(r->bsz, a, sizeof(a)), r->capped);
 	if (r->sndbuf || r->rcvbuf)
-		fprintf(f, "  socket: window asked %s, kernel gave sndbuf %d "
-			"rcvbuf %d\n", r->window ?
-			opt_fmt_size(r->window, a, sizeof(a)) : "none (autotuning)",
-			r->sndbuf, r->rcvbuf);
+		fprintf(f, "  window: %s, kernel gave sndbuf %d rcvbuf %d\n",
+			report_window(r, w, sizeof(w)), r->sndbuf, r->rcvbuf);
+	if (r->rate && r->timed) {
+		double got = report_rate(r->bytes, report_head_secs(r));
+
+		fprintf(f, "  rate: %.4g MB/s of %.4g MB/s asked (%.0f%%)\n",
+			got, (double)r->rate / 1e6, 100 * got * 1e6 /
+			(double)r->rate);
+	}
 	if (r->timed) {
 		const struct dnd_cost *c = &r->cost;
 
@@ -192,10 +226,12 @@ void report_text(FILE *f, const struct dnd_result *r)
 	if (r->zc.set)
 		report_zc(f, &r->zc);
 	if (r->have_tcp)
-		fprintf(f, "  tcp: rtt %u us (var %u), retransmits %u, mss %u\n",
-			r->tcp.tcpi_rtt, r->tcp.tcpi_rttvar,
-			r->tcp.tcpi_total_retrans,
-			r->sender ? r->tcp.tcpi_snd_mss : r->tcp.tcpi_rcv_mss);
+		fprintf(f, "  tcp: rtt %u us (var %u), retransmits %u, mss %u, "
+			"congestion %s (%s)\n", r->tcp.tcpi_rtt,
+			r->tcp.tcpi_rttvar, r->tcp.tcpi_total_retrans,
+			r->sender ? r->tcp.tcpi_snd_mss : r->tcp.tcpi_rcv_mss,
+			r->congestion[0] ? r->congestion : "?",
+			r->congestion_asked ? "-C" : "the kernel's default");
 	report_streams(f, r);
 	if (r->resumed_from)
 		fprintf(f, "  resumed: %llu bytes kept from an earlier try, "
@@ -357,6 +393,20 @@ void report_json(FILE *f, const struct dnd_result *r)
 		json_u64(&j, "pipe_bytes", r->pipe_got);
 	}
 	json_u64(&j, "window_asked_bytes", r->window);
+	json_str(&j, "window_from", r->window_from ? r->window_from :
+		 "default");
+	if (r->rate) {
+		json_u64(&j, "rate_asked_bytes_per_s", r->rate);
+		json_f64(&j, "rate_achieved_bytes_per_s", r->timed ?
+			 report_rate(r->bytes, report_head_secs(r)) * 1e6 :
+			 NAN);
+	} else {
+		json_str(&j, "rate_asked_bytes_per_s", NULL);
+		json_str(&j, "rate_achieved_bytes_per_s", NULL);
+	}
+	json_str(&j, "congestion", r->congestion[0] ? r->congestion : NULL);
+	json_str(&j, "congestion_from", r->congestion_asked ? "-C" :
+		 "default");
 	json_i64(&j, "sndbuf_bytes", r->sndbuf);
 	json_i64(&j, "rcvbuf_bytes", r->rcvbuf);
 	if (r->timed) {

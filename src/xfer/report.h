@@ -31,6 +31,10 @@ struct dnd_result {
 	unsigned int pipe_size, pipe_got;	/* 0: method has no pipe */
 	bool uses_pipe;
 	uint64_t window;	/* -w; 0: left to the kernel */
+	const char *window_from;	/* "default", "-w", "2006-form" */
+	uint64_t rate;		/* --rate asked, bytes/s; 0: unpaced */
+	char congestion[24];	/* what stream 0 ran (read back); "" */
+	bool congestion_asked;	/* -C chose it */
 	int sndbuf, rcvbuf;	/* as the kernel gave them */
 	bool have_tcp;
 	struct tcp_info tcp;

@@ -243,6 +243,28 @@ int session_stream_fd(struct session *s, unsigned int i)
 	return 0;
 }
 
+/* --rate, split evenly over the streams, on the sender's; -C on every
+ * stream of both ends. 0 or 1. */
+static int session_pace(struct session *s)
+{
+	const struct session_opts *o = s->o;
+	uint64_t each = o->sender ? o->rate / s->n : 0;
+	unsigned int i;
+	int r;
+
+	for (i = 0; i < s->n; i++) {
+		r = net_pace(s->sock[i], each);
+		if (r)
+			return session_fail(s, "--rate: SO_MAX_PACING_RATE on "
+					    "stream %u: %s", i, strerror(-r));
+		r = net_congestion(s->sock[i], o->congestion);
+		if (r)
+			return session_fail(s, "-C %s on stream %u: %s",
+					    o->congestion, i, strerror(-r));
+	}
+	return 0;
+}
+
 int session_setup_method(struct session *s)
 {
 	const struct session_opts *o = s->o;
@@ -259,6 +281,8 @@ int session_setup_method(struct session *s)
 	if (r)
 		return session_fail(s, "cannot start the transfer: %s",
 				    strerror(-r));
+	if (session_pace(s))
+		return 1;
 	for (i = 0; i < s->n; i++) {
 		const struct dnd_join *j = &s->join[i];
 
@@ -512,6 +536,9 @@ static void session_fill_result(struct session *s)
 	r->pipe_size = o->pipe_size;
 	r->pipe_got = out.pipe_got;
 	r->window = o->window;
+	r->window_from = o->window_from ? o->window_from : "default";
+	r->rate = o->sender ? o->rate : 0;
+	r->congestion_asked = o->congestion;
 	r->raw = o->raw;
 	if (!r->verdict)
 		r->verdict = "failed";
@@ -520,6 +547,8 @@ static void session_fill_result(struct session *s)
 	r->resumed_from = s->start;
 	if (s->sock[0] >= 0) {
 		net_bufs(s->sock[0], &r->sndbuf, &r->rcvbuf);
+		net_congestion_get(s->sock[0], r->congestion,
+				   sizeof(r->congestion));
 		r->have_tcp = net_tcp_info(s->sock[0], &r->tcp) == 0;
 	}
 	session_fill_tls(s);

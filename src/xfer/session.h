@@ -76,6 +76,12 @@ struct session_opts {
 	double seconds;		/* --time: send /dev/zero this long; 0 */
 	uint64_t bsz;		/* -b */
 	uint64_t window;	/* -w; 0 = leave the socket buffers alone */
+	const char *window_from;	/* why that window: "default", "-w",
+					 * "2006-form" (the report says) */
+	uint64_t rate;		/* --rate: bytes/s the sender paces all its
+				 * streams to, split evenly; 0: unpaced */
+	const char *congestion;	/* -C: TCP_CONGESTION on every stream;
+				 * NULL: the kernel's default */
 	unsigned int pipe_size;	/* --pipe-size; 0 = kernel default */
 	unsigned int splice_flags;
 	unsigned int qd;	/* --qd; 0 = the method's default */
