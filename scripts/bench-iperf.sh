@@ -3,9 +3,9 @@
 # dnd's zero -> null paths against iperf3 -l 1M on loopback, in alternating
 # rounds, as medians: the network path alone (dnd's receiver is -m null,
 # recv(MSG_TRUNC), so neither side touches a file). Every dnd end gets
-# ARGS; iperf3 gets -l 1M and nothing else, so both use autotuned socket
-# buffers only when ARGS says -w 0 (dnd's default window is the 2006 program's
-# 128 KiB, which also gives the receiver a window scale of 2).
+# ARGS; iperf3 gets -l 1M and nothing else. Both leave the socket buffers
+# to autotuning unless ARGS gives dnd a -w (dnd send and recv autotune by
+# default; only the 2006 form keeps that program's 128 KiB).
 # iperf3 3.12 (Debian 12) has no --skip-rx-copy: its receiver copies every
 # byte to user memory. The rw:rw row is dnd doing the same (recv -m rw into
 # /dev/null), the like-for-like comparison.

@@ -57,7 +57,7 @@ cell() { # cell SRC DST SEND RECV: one dnd transfer, a table row
 }
 
 echo "# dnd transfer benchmark, $(uname -r), $(nproc) CPUs, $(date -u +%FT%TZ)"
-echo "# $SIZE per cell; dnd options: ${ARGS:-(defaults: -b 64Ki -w 128Ki)}; ratios vs iperf3 -l 1M below"
+echo "# $SIZE per cell; dnd options: ${ARGS:-(defaults: -b 64Ki, window autotuned)}; ratios vs iperf3 -l 1M below"
 echo
 echo "| what | Gbit/s | send CPU us/MB | recv CPU us/MB | verdict |"
 echo "| --- | --- | --- | --- | --- |"

@@ -3,7 +3,9 @@
 # -w on a served transfer sets the same socket buffers as on the one-shot
 # pair: SO_RCVBUF where the data arrives, SO_SNDBUF where it leaves, push
 # and pull alike, whichever end listens. The buffers the kernel gave, from
-# each end's JSON report, must equal the one-shot pair's at the same -w.
+# each end's JSON report, must equal the one-shot pair's at the same -w
+# (send, recv and serve autotune by default, so a -w the served end lost
+# shows), and both reports say the window came from -w.
 . "$(dirname "$0")/lib.sh"
 
 command -v jq >/dev/null || skip "needs jq (scripts/deps.sh)"
@@ -47,6 +49,11 @@ expect_exit 0 "$DND" recv -c 127.0.0.1 -p "$PORT" -w "$w" --peer-end zero \
 	--peer-size 32Mi -m null --json /dev/null
 read -r _ c_rcv s_snd _ <<<"$(bufs)"
 same pull "$c_rcv" "$s_snd"
+# Both ends say the window came from -w (the default is autotuning now, so
+# the buffers above differ from what a forgotten -w would give).
+[ "$(grep '^{' <<<"$OUT" | jq -r '"\(.window_asked_bytes) \(.window_from) \(.peer_report.window_asked_bytes) \(.peer_report.window_from)"')" = "131072 -w 131072 -w" ] ||
+	fail "served -w $w not reported as -w on both ends: $OUT"
+ok "served pull: both reports say 128 KiB from -w"
 
 kill -TERM "$spid"
 wait "$spid" || fail "serve exited $? after SIGTERM"
