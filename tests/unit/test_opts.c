@@ -366,6 +366,22 @@ int main(void)
 	CHECK(opt_parse_seconds("0.5", &d) == 0 && d == 0.5, "fraction");
 	CHECK(opt_parse_seconds("1.", &d) == -EINVAL, "dangling dot");
 	CHECK(opt_parse_seconds("-1", &d) == -EINVAL, "negative seconds");
+	CHECK(opt_parse_rate("200M", false, &v) == 0 && v == 200000000,
+	      "rate as a size per second");
+	CHECK(opt_parse_rate("1Gi", false, &v) == 0 && v == 1ULL << 30,
+	      "rate in Gi");
+	CHECK(opt_parse_rate("1gbit", false, &v) == 0 && v == 125000000,
+	      "rate in bits");
+	CHECK(opt_parse_rate("1.5gbps", true, &v) == 0 && v == 1500000000,
+	      "tc rate in bytes, fraction");
+	CHECK(opt_parse_rate("200M", true, &v) == -EINVAL,
+	      "tc_only: a size is no tc rate");
+	CHECK(opt_parse_rate("0", false, &v) == -EINVAL, "rate 0");
+	CHECK(opt_parse_rate("0gbit", false, &v) == -EINVAL, "rate 0gbit");
+	CHECK(opt_parse_rate("7bit", false, &v) == -EINVAL, "below 1 B/s");
+	CHECK(opt_parse_rate("10furlongs", false, &v) == -EINVAL, "unit");
+	CHECK(opt_parse_rate("99999999999tbit", false, &v) == -EINVAL,
+	      "absurd rate");
 	CHECK(!strcmp(opt_fmt_size(65536, buf, sizeof(buf)), "64Ki"), "fmt Ki");
 	CHECK(!strcmp(opt_fmt_size(1000, buf, sizeof(buf)), "1000"), "fmt plain");
 	t_every_type();
