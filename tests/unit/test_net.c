@@ -63,6 +63,34 @@ static void test_host_loopback(void)
 	      "a name that does not resolve: an error, not a verdict: %s", err);
 }
 
+/* -C and --rate on a socket: reno is built into every kernel; a name no
+ * kernel has is refused with the list; a pacing rate reads back. */
+static void test_congestion_pace(int fd)
+{
+	static const char unknown[] = "congestion control 'nosuchcc' is not "
+				      "available; use one of: ";
+	char why[320], name[24];
+	unsigned long got = 0;
+	socklen_t l = sizeof(got);
+
+	CHECK(net_congestion_check("reno", why, sizeof(why)) == 0,
+	      "-C reno is available");
+	CHECK(net_congestion(fd, "reno") == 0, "TCP_CONGESTION reno");
+	net_congestion_get(fd, name, sizeof(name));
+	CHECK(!strcmp(name, "reno"), "reads back reno (got '%s')", name);
+	CHECK(net_congestion_check("nosuchcc", why, sizeof(why)) == -ENOENT &&
+	      !strncmp(why, unknown, sizeof(unknown) - 1) &&
+	      strstr(why, "reno"),
+	      "an unknown name: the list in the message (%s)", why);
+	CHECK(net_congestion_check("a-name-longer-than-16", why,
+				   sizeof(why)) == -ENOENT,
+	      "a name longer than the kernel's: unknown");
+	CHECK(net_pace(fd, 0) == 0, "--rate 0 leaves the socket alone");
+	CHECK(net_pace(fd, 200000000) == 0 &&
+	      getsockopt(fd, SOL_SOCKET, SO_MAX_PACING_RATE, &got, &l) == 0 &&
+	      got == 200000000, "SO_MAX_PACING_RATE reads back 200 MB/s");
+}
+
 int main(void)
 {
 	struct pollfd pfd = { .events = POLLPRI };
@@ -90,6 +118,7 @@ int main(void)
 	CHECK(net_at_mark(srv) == 0, "1000 bytes before the urgent mark");
 	CHECK(recv(srv, buf, sizeof(buf), 0) == (ssize_t)sizeof(buf) &&
 	      net_at_mark(srv) == 1, "after reading them, at the mark");
+	test_congestion_pace(cli);
 	CHECK(net_inq(-1) == -EBADF && net_outq(-1) == -EBADF &&
 	      net_at_mark(-1) == -EBADF, "a bad fd: -EBADF");
 	if (pipe2(p, O_CLOEXEC) == 0) {
