@@ -267,10 +267,16 @@ static size_t io_buffers_len(size_t len, bool huge)
 	return (len + unit - 1) / unit * unit;
 }
 
-void *io_buffers(size_t len, bool huge)
+/* Memory io_buffers_ready() mapped and touched ahead, that io_buffers()
+ * hands out from its start: [ready, ready + ready_len). */
+static char *ready;
+static size_t ready_len;
+static bool ready_huge;
+
+/* Maps n bytes (a multiple of the unit), 2 MiB-aligned if huge. */
+static char *io_buffers_map(size_t n, bool huge)
 {
-	size_t n = io_buffers_len(len, huge), page = (size_t)sysconf(_SC_PAGESIZE);
-	size_t slack = huge ? IO_HUGE : 0, i;
+	size_t slack = huge ? IO_HUGE : 0;
 	char *m = mmap(NULL, n + slack, PROT_READ | PROT_WRITE,
 		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0), *a;
 
@@ -286,6 +292,49 @@ void *io_buffers(size_t len, bool huge)
 		munmap(a + n, (size_t)(m + slack - a));	/* > 0: a < m + slack */
 		madvise(a, n, MADV_HUGEPAGE);
 	}
+	return a;
+}
+
+void io_buffers_ready(size_t len, bool huge)
+{
+	size_t n = io_buffers_len(len, huge), page = (size_t)sysconf(_SC_PAGESIZE);
+	size_t i;
+
+	io_buffers_unready();
+	ready = n ? io_buffers_map(n, huge) : NULL;
+	if (!ready)
+		return;
+	for (i = 0; i < n; i += page)
+		((volatile char *)ready)[i] = 0;
+	ready_len = n;
+	ready_huge = huge;
+}
+
+void io_buffers_unready(void)
+{
+	if (ready)
+		munmap(ready, ready_len);
+	ready = NULL;
+	ready_len = 0;
+}
+
+void *io_buffers(size_t len, bool huge)
+{
+	size_t n = io_buffers_len(len, huge), page = (size_t)sysconf(_SC_PAGESIZE);
+	size_t i;
+	char *a;
+
+	/* Pieces of whole units keep the next one aligned; each is its own
+	 * mapping once io_buffers_free() unmaps it. */
+	if (ready && ready_huge == huge && n <= ready_len) {
+		a = ready;
+		ready = n < ready_len ? ready + n : NULL;
+		ready_len -= n;
+		return a;
+	}
+	a = io_buffers_map(n, huge);
+	if (!a)
+		return NULL;
 	for (i = 0; i < n; i += page)
 		((volatile char *)a)[i] = 0;
 	return a;

@@ -70,6 +70,15 @@ int io_madvise(struct dnd_syscalls *sc, void *addr, size_t len, int advice);
  */
 void *io_buffers(size_t len, bool huge);
 void io_buffers_free(void *p, size_t len, bool huge);
+/*
+ * Maps and touches len bytes of such buffers now, before they are asked
+ * for: the next io_buffers() calls of the same kind take their memory from
+ * them while it lasts. A receiver does this while it listens, so that the
+ * first touch is not paid after its accept, on the sender's clock.
+ * io_buffers_unready() unmaps what was not taken.
+ */
+void io_buffers_ready(size_t len, bool huge);
+void io_buffers_unready(void);
 int io_ftruncate(struct dnd_syscalls *sc, int fd, off_t len);
 int io_fdatasync(struct dnd_syscalls *sc, int fd);
 /* sync_file_range(SYNC_FILE_RANGE_WRITE): starts writeback, no wait. */

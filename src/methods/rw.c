@@ -59,6 +59,13 @@ static int rw_check(const struct xfer_cfg *c, char *why, size_t len)
 			   land_check_direct(c->path, why, len);
 }
 
+/* --direct's buffers are tens of MiB, first touched slowly on a VM. */
+static size_t rw_ready_mem(const struct xfer_cfg *c, bool *huge)
+{
+	*huge = true;
+	return c->direct ? rwd_ready_mem(c) : 0;
+}
+
 static int rw_setup(struct dnd_xfer *x)
 {
 	struct rw_priv *p;
@@ -170,6 +177,7 @@ const struct dnd_method method_rw = {
 	.nbuf = 1,
 	.check = rw_check,
 	.setup = rw_setup,
+	.ready_mem = rw_ready_mem,
 	.send = rw_send,
 	.recv = rw_recv,
 	.put = rw_put,

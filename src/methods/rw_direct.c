@@ -127,23 +127,38 @@ static size_t rwd_memlen(const struct rwd_priv *p)
 	return p->len * p->nbuf + (p->nbuf == 1 ? RWD_ALIGN : 0);
 }
 
+/* Each of n streams' buffers: their size and count. */
+static void rwd_shape(const struct xfer_cfg *c, unsigned int n,
+		      struct rwd_priv *p)
+{
+	size_t b = (c->bsz + RWD_ALIGN - 1) / RWD_ALIGN * RWD_ALIGN;
+
+	p->len = b < RWD_MIN_BUF ? RWD_MIN_BUF : b;
+	/* 32 MiB in flight in all by default (see RWD_BUDGET), so neither
+	 * -P 64 nor -b 1G takes gigabytes. */
+	p->nbuf = c->qd ? c->qd : RWD_BUDGET / p->len / n > 2 ?
+		  (unsigned int)(RWD_BUDGET / p->len / n) : 2;
+}
+
+size_t rwd_ready_mem(const struct xfer_cfg *c)
+{
+	struct rwd_priv p;
+
+	rwd_shape(c, 1, &p);
+	return rwd_memlen(&p);
+}
+
 int rwd_setup(struct dnd_xfer *x)
 {
 	const struct xfer_cfg *c = x->cfg;
 	struct rwd_priv *p = calloc(1, sizeof(*p));
-	size_t b = (c->bsz + RWD_ALIGN - 1) / RWD_ALIGN * RWD_ALIGN;
-
 	int r;
 
 	if (!p)
 		return -ENOMEM;
 	x->priv = p;
 	p->dfd = -1;
-	p->len = b < RWD_MIN_BUF ? RWD_MIN_BUF : b;
-	/* 32 MiB in flight in all by default (see RWD_BUDGET), so neither
-	 * -P 64 nor -b 1G takes gigabytes. */
-	p->nbuf = c->qd ? c->qd : RWD_BUDGET / p->len / x->t->n > 2 ?
-		  (unsigned int)(RWD_BUDGET / p->len / x->t->n) : 2;
+	rwd_shape(c, x->t->n, p);
 	p->mem = io_buffers(rwd_memlen(p), true);
 	p->busy = calloc(p->nbuf, sizeof(*p->busy));
 	p->got = calloc(p->nbuf, sizeof(*p->got));

@@ -48,6 +48,10 @@ struct dnd_method {
 	int (*check)(const struct xfer_cfg *c, char *why, size_t len);
 	/* Allocates x->priv; the ends are open. 0 or -errno. */
 	int (*setup)(struct dnd_xfer *x);
+	/* The io_buffers() memory (of kind *huge) one stream's setup will
+	 * ask for, so it can be made ready before the ends are open; 0 or
+	 * NULL: none worth it. */
+	size_t (*ready_mem)(const struct xfer_cfg *c, bool *huge);
 	/* Moves at most len bytes file -> socket (send) or socket -> file
 	 * (recv): the count, 0 at the end of the data, or -errno. */
 	ssize_t (*send)(struct dnd_xfer *x, size_t len);

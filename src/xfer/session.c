@@ -301,6 +301,7 @@ int session_setup_method(struct session *s)
 	s->t.interval_arg = o->json && !o->json_stream ? (void *)&s->res :
 							  (void *)s->out;
 	r = xfer_setup(&s->t);
+	xfer_unready();
 	if (r) {
 		if (r == -EPERM && o->pipe_size)
 			return session_fail(s, "--pipe-size %u refused by the "
@@ -569,6 +570,7 @@ static void session_cleanup(struct session *s, int code)
 	else if (!s->o->resume || session_keep(s))
 		land_abort(&s->land);
 	xfer_close(&s->t);
+	xfer_unready();
 	XXH3_freeState(s->hash);
 	for (i = 1; i < s->n; i++)
 		if (s->fd[i] >= 0)

@@ -290,6 +290,20 @@ off_t xfer_end(const struct xfer *t)
 	return end;
 }
 
+void xfer_ready(const struct xfer_cfg *c)
+{
+	bool huge = false;
+	size_t n = c->m->ready_mem ? c->m->ready_mem(c, &huge) : 0;
+
+	if (n)
+		io_buffers_ready(n, huge);
+}
+
+void xfer_unready(void)
+{
+	io_buffers_unready();
+}
+
 int xfer_setup(struct xfer *t)
 {
 	unsigned int i;

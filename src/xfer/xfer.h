@@ -171,6 +171,15 @@ void xfer_stream(struct xfer *t, unsigned int i, int sock, int fd, off_t pos,
  */
 off_t xfer_end(const struct xfer *t);
 
+/*
+ * Before the ends are open (a receiver listening, before its accept lets
+ * the sender's clock run): maps and touches the buffer memory one stream's
+ * setup will ask for (io_buffers_ready), where the method says which.
+ * xfer_setup() takes it; xfer_unready() unmaps what it did not take.
+ */
+void xfer_ready(const struct xfer_cfg *c);
+void xfer_unready(void);
+
 /* Runs the method's setup on every stream. 0, or the first -errno with that
  * stream's err set (xfer_failed). */
 int xfer_setup(struct xfer *t);
