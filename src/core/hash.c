@@ -39,6 +39,29 @@
 #define HASH_DIO_ALIGN	4096
 #define HASH_DIO_CHUNK	(16U << 20)
 
+/* Where hashed bytes go: one state, or two fed from the same read (a
+ * sender's whole file and the range of it a stream carried). */
+struct hash_to {
+	XXH3_state_t *a, *b;
+};
+
+/* Feeds both states in pieces small enough that the second update reads
+ * what the first left in the CPU's cache. */
+static void hash_feed(const struct hash_to *to, const char *p, size_t n)
+{
+	size_t k;
+
+	if (!to->b) {
+		XXH3_64bits_update(to->a, p, n);
+		return;
+	}
+	for (; n; p += k, n -= k) {
+		k = n < (256U << 10) ? n : 256U << 10;
+		XXH3_64bits_update(to->a, p, k);
+		XXH3_64bits_update(to->b, p, k);
+	}
+}
+
 /* Whether to give up: a signal (-EINTR) or another thread's stop. */
 static int hash_stopped(const atomic_bool *stop)
 {
@@ -48,7 +71,7 @@ static int hash_stopped(const atomic_bool *stop)
 }
 
 /* Hashes [off, off + len) into st through pread. 0 or -errno. */
-static int hash_read_into(XXH3_state_t *st, int fd, off_t off, uint64_t len,
+static int hash_read_into(const struct hash_to *st, int fd, off_t off, uint64_t len,
 			  const atomic_bool *stop)
 {
 	char *buf = malloc(HASH_CHUNK);
@@ -68,7 +91,7 @@ static int hash_read_into(XXH3_state_t *st, int fd, off_t off, uint64_t len,
 			ret = n ? -errno : -ENODATA;
 			break;
 		}
-		XXH3_64bits_update(st, buf, (size_t)n);
+		hash_feed(st, buf, (size_t)n);
 		off += n;
 		len -= (uint64_t)n;
 	}
@@ -115,7 +138,8 @@ static void hash_bus_install(void)
  * not even the first could be, so that the caller reads it all.
  */
 static int hash_mapped_windows(int fd, off_t off, uint64_t len,
-			       XXH3_state_t *st, const atomic_bool *stop)
+			       const struct hash_to *st,
+			       const atomic_bool *stop)
 {
 	off_t page = sysconf(_SC_PAGESIZE);
 	bool first = true;
@@ -139,7 +163,7 @@ static int hash_mapped_windows(int fd, off_t off, uint64_t len,
 		hash_bus_hi = map + skip + n;
 		for (i = 0, ret = 0; i < n && !ret; i += piece) {
 			piece = n - i < HASH_MAP_PIECE ? n - i : HASH_MAP_PIECE;
-			XXH3_64bits_update(st, map + skip + i, piece);
+			hash_feed(st, map + skip + i, piece);
 			ret = hash_stopped(stop);
 		}
 		hash_bus_lo = hash_bus_hi = NULL;
@@ -154,7 +178,7 @@ static int hash_mapped_windows(int fd, off_t off, uint64_t len,
 
 /* Hashes [off, off + len) of a regular file into st through mappings.
  * 0, 1 when the file cannot be mapped (nothing hashed yet), or -errno. */
-static int hash_mapped(XXH3_state_t *st, int fd, off_t off, uint64_t len,
+static int hash_mapped(const struct hash_to *st, int fd, off_t off, uint64_t len,
 		       const atomic_bool *stop)
 {
 	struct stat sb;
@@ -188,7 +212,7 @@ static int hash_mapped(XXH3_state_t *st, int fd, off_t off, uint64_t len,
 }
 
 /* A regular file through a mapping; whatever cannot be mapped by pread. */
-static int hash_cached_into(XXH3_state_t *st, int fd, off_t off, uint64_t len,
+static int hash_cached_into(const struct hash_to *st, int fd, off_t off, uint64_t len,
 			    const atomic_bool *stop)
 {
 	int r = len ? hash_mapped(st, fd, off, len, stop) : 1;
@@ -205,7 +229,8 @@ static int hash_cached(int fd, off_t off, uint64_t len, uint64_t *out,
 	if (!st)
 		return -ENOMEM;
 	XXH3_64bits_reset(st);
-	ret = hash_cached_into(st, fd, off, len, stop);
+	ret = hash_cached_into(&(struct hash_to){ st, NULL }, fd, off, len,
+			       stop);
 	if (!ret)
 		*out = XXH3_64bits_digest(st);
 	XXH3_freeState(st);
@@ -262,7 +287,15 @@ int hash_fd(int fd, off_t off, uint64_t len, uint64_t *out)
 
 int hash_fd_into(XXH3_state_t *st, int fd, off_t off, uint64_t len)
 {
-	return hash_cached_into(st, fd, off, len, NULL);
+	return hash_cached_into(&(struct hash_to){ st, NULL }, fd, off, len,
+				NULL);
+}
+
+int hash_fd_into2(XXH3_state_t *st, XXH3_state_t *also, int fd, off_t off,
+		  uint64_t len)
+{
+	return hash_cached_into(&(struct hash_to){ st, also }, fd, off, len,
+				NULL);
 }
 
 int hash_fd_until(int fd, off_t off, uint64_t len, bool direct,

@@ -26,6 +26,10 @@ int hash_fd(int fd, off_t off, uint64_t len, uint64_t *out);
 /* The same, fed into st (which goes on from there): a receiver's hash of
  * a kept prefix that the bytes arriving after it continue. */
 int hash_fd_into(XXH3_state_t *st, int fd, off_t off, uint64_t len);
+/* The same, each byte fed into also too, from the one read: a -P N
+ * sender's whole file (st) and the range one stream carried (also). */
+int hash_fd_into2(XXH3_state_t *st, XXH3_state_t *also, int fd, off_t off,
+		  uint64_t len);
 
 /* hash_fd, or when direct the same through O_DIRECT (a second open of
  * fd's file: what the device holds, not the page cache; -EINVAL when the

@@ -13,6 +13,7 @@
 #include "core/chan.h"
 #include "core/esc.h"
 #include "core/io.h"
+#include "core/log.h"
 #include "core/net.h"
 #include "core/proto.h"
 #include "core/wire.h"
@@ -26,6 +27,7 @@ static const char magic_join[4] = { 'D', 'N', 'D', 'J' };
 static const char magic_report[4] = { 'D', 'N', 'D', 'Q' };
 static const char magic_port[4] = { 'D', 'N', 'D', 'S' };
 static const char magic_reason[4] = { 'D', 'N', 'D', 'E' };
+static const char magic_ranges[4] = { 'D', 'N', 'D', 'K' };
 
 void proto_put_hdr(uint8_t out[DND_HDR_LEN], const struct dnd_hdr *h)
 {
@@ -274,6 +276,41 @@ size_t proto_put_reply(uint8_t out[DND_ANSWER_MAX], const struct dnd_end *e)
 	return DND_MSG_LEN + proto_put_reason(out + DND_MSG_LEN, e->reason);
 }
 
+size_t proto_put_ranges(uint8_t out[DND_RANGES_LEN_MAX], const uint64_t *h,
+			unsigned int n)
+{
+	unsigned int i;
+
+	DND_BUG_ON(n < 2 || n > DND_STREAMS_MAX);
+	memcpy(out, magic_ranges, 4);
+	be_put16(out + 4, (uint16_t)n);
+	be_put16(out + 6, 0);
+	for (i = 0; i < n; i++)
+		be_put64(out + DND_RANGES_HEAD_LEN + 8 * i, h[i]);
+	return DND_RANGES_HEAD_LEN + 8 * (size_t)n;
+}
+
+int proto_get_ranges(const uint8_t *in, size_t len, unsigned int n,
+		     uint64_t *h, char *why, unsigned int whylen)
+{
+	unsigned int i, count;
+
+	if (len < DND_RANGES_HEAD_LEN || memcmp(in, magic_ranges, 4)) {
+		snprintf(why, whylen, "no ranges' hashes after the trailer");
+		return -EBADMSG;
+	}
+	count = be_get16(in + 4);
+	if (count != n || n < 2 || n > DND_STREAMS_MAX || be_get16(in + 6) ||
+	    len != DND_RANGES_HEAD_LEN + 8 * (size_t)n) {
+		snprintf(why, whylen, "malformed ranges' hashes (%u for %u "
+			 "streams)", count, n);
+		return -EBADMSG;
+	}
+	for (i = 0; i < n; i++)
+		h[i] = be_get64(in + DND_RANGES_HEAD_LEN + 8 * i);
+	return 0;
+}
+
 void proto_put_seg(uint8_t out[DND_SEG_HDR_LEN], uint64_t n)
 {
 	be_put64(out, n);
@@ -421,6 +458,31 @@ int proto_recv_end(int sock, bool trailer, struct dnd_end *e, char *why,
 	if (!r && !trailer && e->status != DND_ST_OK)
 		r = proto_recv_reason(sock, e->reason, why, len);
 	return r;
+}
+
+int proto_send_ranges(int sock, const uint64_t *h, unsigned int n)
+{
+	uint8_t b[DND_RANGES_LEN_MAX];
+
+	return net_send_all(sock, b, proto_put_ranges(b, h, n));
+}
+
+/* The head says the count, judged before the rest is read. */
+int proto_recv_ranges(int sock, unsigned int n, uint64_t *h, char *why,
+		      size_t len)
+{
+	uint8_t b[DND_RANGES_LEN_MAX];
+	size_t want = DND_RANGES_HEAD_LEN + 8 * (size_t)n;
+	int r = n < 2 || n > DND_STREAMS_MAX ? -EINVAL :
+		net_recv_all(sock, b, DND_RANGES_HEAD_LEN);
+
+	if (!r && (memcmp(b, magic_ranges, 4) || be_get16(b + 4) != n))
+		return proto_get_ranges(b, DND_RANGES_HEAD_LEN, n, h, why,
+					(unsigned int)len);
+	if (!r)
+		r = net_recv_all(sock, b + DND_RANGES_HEAD_LEN,
+				 want - DND_RANGES_HEAD_LEN);
+	return r ? r : proto_get_ranges(b, want, n, h, why, (unsigned int)len);
 }
 
 int proto_send_seg(struct dnd_syscalls *sc, int sock, uint64_t n)

@@ -18,7 +18,10 @@
  *              payload ->   (the range raw; or, one stream only, when the
  *                            length is unknown, segments: u64 n then n
  *                            raw bytes, ended by n = 0)
- *   stream 0:  trailer ->   (24: bytes of the whole file, its hash), FIN
+ *   stream 0:  trailer ->   (24: bytes of the whole file, its hash)
+ *              [ranges ->]  (N > 1 streams and a hash in the trailer:
+ *                            8: "DNDK", u16 N, u16 zero; then N u64,
+ *                            the XXH3-64 of each stream's range), FIN
  *              <- reply     (24: status, bytes landed, hash)
  *              [<- reason]  (when the status is not OK: why)
  *
@@ -62,9 +65,11 @@
 struct dnd_syscalls;
 
 /* 3: the plan's DND_PF_ACKNOW. 4: the reason after an accept or a reply
- * that is not OK, which a version 3 sender would take for garbage. A
+ * that is not OK, which a version 3 sender would take for garbage. 5: the
+ * ranges' hashes after the trailer of N > 1 streams, which a version 4
+ * receiver would take for bytes after the trailer (and land nothing). A
  * version mismatch names both ends' versions. */
-#define DND_PROTO_VERSION	4
+#define DND_PROTO_VERSION	5
 #define DND_MSG_LEN		24	/* accept, plan, trailer, reply */
 #define DND_REASON_HEAD_LEN	8
 #define DND_REASON_MAX		400	/* bytes of a reason's text */
@@ -73,6 +78,8 @@ struct dnd_syscalls;
 #define DND_HDR_LEN		48
 #define DND_JOIN_LEN		32
 #define DND_SEG_HDR_LEN		8
+#define DND_RANGES_HEAD_LEN	8	/* then 8 bytes per stream */
+#define DND_RANGES_LEN_MAX	(DND_RANGES_HEAD_LEN + 8 * DND_STREAMS_MAX)
 #define DND_STREAMS_MAX		64
 #define DND_TAG_LEN		32	/* a session MAC after a message */
 #define DND_PORT_LEN		8	/* dnd serve's streams message */
@@ -194,6 +201,18 @@ int proto_get_reason(const uint8_t *in, size_t n,
  * dnd serve's tag covers). Returns the length written. */
 size_t proto_put_reply(uint8_t out[DND_ANSWER_MAX], const struct dnd_end *e);
 
+/*
+ * The ranges' hashes (n streams, 2..DND_STREAMS_MAX): proto_put_ranges()
+ * writes the message and returns its length. proto_get_ranges() decodes
+ * len bytes of one from a transfer of n streams into h: 0, or -EBADMSG
+ * with the reason in why (magic, a count other than n, reserved bytes,
+ * a length other than the count's).
+ */
+size_t proto_put_ranges(uint8_t out[DND_RANGES_LEN_MAX], const uint64_t *h,
+			unsigned int n);
+int proto_get_ranges(const uint8_t *in, size_t len, unsigned int n,
+		     uint64_t *h, char *why, unsigned int whylen);
+
 void proto_put_seg(uint8_t out[DND_SEG_HDR_LEN], uint64_t n);
 /* Returns 0, or -EBADMSG when n exceeds DND_SEG_MAX. */
 int proto_get_seg(const uint8_t in[DND_SEG_HDR_LEN], uint64_t *n);
@@ -219,6 +238,9 @@ int proto_recv_join(int sock, struct dnd_join *j, char *why, size_t len);
 int proto_send_end(int sock, bool trailer, const struct dnd_end *e);
 int proto_recv_end(int sock, bool trailer, struct dnd_end *e, char *why,
 		   size_t len);
+int proto_send_ranges(int sock, const uint64_t *h, unsigned int n);
+int proto_recv_ranges(int sock, unsigned int n, uint64_t *h, char *why,
+		      size_t len);
 /* Segment headers travel inside the payload: their calls are counted in
  * sc with the data path's. */
 int proto_send_seg(struct dnd_syscalls *sc, int sock, uint64_t n);

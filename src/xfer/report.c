@@ -184,7 +184,7 @@ static const char *report_verify_kind(const struct dnd_result *r)
 
 void report_text(FILE *f, const struct dnd_result *r)
 {
-	char a[32], b[32], w[64];
+	char a[32], b[32], w[64], ranges[64] = "";
 
 	if (r->timed)
 		report_headline(f, r);
@@ -249,11 +249,16 @@ void report_text(FILE *f, const struct dnd_result *r)
 	if (r->warning[0])
 		fprintf(f, "  warning: %s\n", r->warning);
 	report_tls(f, r);
+	/* -P N as received: the receiver compared each range's hash; the
+	 * file's, shown, is the sender's (what xxhsum -H3 says). */
+	if (r->verify_ranges)
+		snprintf(ranges, sizeof(ranges), ", each of %u ranges against "
+			 "the sender's", r->verify_ranges);
 	if (r->error[0])
 		fprintf(f, "  verify: FAILED: %s\n", r->error);
 	else if (r->hash_valid)
-		fprintf(f, "  verify: %s%s%s (xxh3 %016llx, %llu bytes; %s)\n",
-			r->verdict, report_verify_kind(r),
+		fprintf(f, "  verify: %s%s%s%s (xxh3 %016llx, %llu bytes; %s)\n",
+			r->verdict, report_verify_kind(r), ranges,
 			r->tls.on ? " and authenticated" : "",
 			(unsigned long long)r->hash,
 			(unsigned long long)r->bytes, r->tls.on ? "TLS 1.3" :
@@ -371,6 +376,8 @@ void report_json(FILE *f, const struct dnd_result *r)
 	json_str(&j, "verdict", r->error[0] ? "failed" : r->verdict);
 	if (r->verify_kind)
 		json_str(&j, "verify", r->verify_kind);
+	if (r->verify_ranges)
+		json_u64(&j, "verify_ranges", r->verify_ranges);
 	if (r->hash_valid) {
 		char h[24];
 

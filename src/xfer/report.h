@@ -42,6 +42,10 @@ struct dnd_result {
 	const char *verify_kind;	/* receiver: "as-received" (the bytes
 					 * hashed as they arrived), "readback"
 					 * (the landed file read back); NULL */
+	unsigned int verify_ranges;	/* as received, -P N: the N ranges
+					 * each checked against the sender's
+					 * (the file's hash is the sender's);
+					 * 0: the whole file's hash */
 	bool hash_valid;
 	uint64_t hash;
 	bool raw;

@@ -293,6 +293,8 @@ int session_setup_method(struct session *s)
 	}
 	s->t.length = e->known ? e->len - s->start : UINT64_MAX;
 	s->t.st[0].hash = s->hash;
+	for (i = 0; s->range_st[0] && i < s->n; i++)
+		s->t.st[i].hash = s->range_st[i];
 	s->t.interval = o->interval;
 	/* --json: stdout stays one document, the intervals inside it. */
 	s->t.on_interval = o->json_stream ? report_interval_json :
@@ -572,6 +574,8 @@ static void session_cleanup(struct session *s, int code)
 	xfer_close(&s->t);
 	xfer_unready();
 	XXH3_freeState(s->hash);
+	for (i = 0; i < DND_STREAMS_MAX; i++)
+		XXH3_freeState(s->range_st[i]);
 	for (i = 1; i < s->n; i++)
 		if (s->fd[i] >= 0)
 			close(s->fd[i]);

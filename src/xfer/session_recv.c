@@ -90,22 +90,25 @@ static bool recv_verifies(const struct session *s)
 /*
  * Whether it hashes the bytes as they arrive (--verify received) instead
  * of reading the landed file back: its method holds them in user memory,
- * in file order, and one stream brings them (XXH3 runs from the first
- * byte to the last; -P N streams land their ranges at once).
+ * in file order within a stream. One stream feeds the whole file's XXH3
+ * from the first byte to the last; -P N streams land their ranges at
+ * once, so each feeds its range's own, compared with the sender's range
+ * by range (proto.h's ranges message).
  */
 static bool recv_as_received(const struct session *s)
 {
 	return recv_verifies(s) && s->o->verify_how == DND_VERIFY_RECEIVED &&
-	       s->n == 1 && s->o->m->flags & DND_M_RECVBUF;
+	       s->o->m->flags & DND_M_RECVBUF;
 }
 
-/* The kept prefix's hash. Verifying as received it also starts the whole
- * file's hash (s->hash), which the bytes arriving after it continue. */
+/* The kept prefix's hash. Verifying one stream as received it also starts
+ * the whole file's hash (s->hash), which the bytes arriving after it
+ * continue (-P N: the sender checked the prefix against its own). */
 static int recv_prefix_hash(struct session *s, uint64_t kept, uint64_t *h)
 {
 	int r;
 
-	if (!recv_as_received(s))
+	if (!recv_as_received(s) || s->n > 1)
 		return hash_fd(s->end.fd, 0, kept, h);
 	s->hash = XXH3_createState();
 	if (!s->hash)
@@ -269,7 +272,18 @@ static void recv_rehash_start(struct xfer *t, void *arg)
  */
 static int recv_hash_plan(struct session *s)
 {
-	if (recv_as_received(s)) {
+	unsigned int i;
+
+	if (recv_as_received(s) && s->n > 1) {
+		for (i = 0; i < s->n; i++) {
+			s->range_st[i] = XXH3_createState();
+			if (!s->range_st[i])
+				return session_fail(s, "out of memory");
+			XXH3_64bits_reset(s->range_st[i]);
+		}
+		s->res.verify_kind = "as-received";
+		s->res.verify_ranges = s->n;
+	} else if (recv_as_received(s)) {
 		if (!s->hash && !(s->hash = XXH3_createState()))
 			return session_fail(s, "out of memory");
 		if (!s->start)	/* nothing kept, or the kept prefix differed */
@@ -279,6 +293,46 @@ static int recv_hash_plan(struct session *s)
 		s->t.before_sync = recv_rehash_start;
 		s->t.before_sync_arg = s;
 		s->res.verify_kind = "readback";
+	}
+	return 0;
+}
+
+/* -P N: the sender's hash of each stream's range, after its trailer. 0 or
+ * 1. */
+static int recv_ranges(struct session *s, double wait)
+{
+	char why[160];
+	int r = proto_recv_ranges(s->sock[0], s->n, s->range_hash, why,
+				  sizeof(why));
+
+	if (r == -EBADMSG && !chan_err(s->sock[0])[0])
+		return session_fail(s, "malformed stream from the peer: %s; "
+				    "%s was not written", why, session_name(s));
+	return r ? session_recv_failed(s, r, "sender's ranges' hashes",
+				       wait) : 0;
+}
+
+/* Each stream's range as it arrived against the sender's: the first that
+ * differs is named, and nothing lands. 0 or 1 with rep's status set. */
+static int recv_range_compare(struct session *s, struct dnd_end *rep)
+{
+	unsigned int i;
+	uint64_t h;
+
+	for (i = 0; i < s->n; i++) {
+		h = XXH3_64bits_digest(s->range_st[i]);
+		if (h == s->range_hash[i])
+			continue;
+		rep->status = DND_ST_MISMATCH;
+		return session_fail(s, "hash mismatch in range %u of %u "
+				    "(stream %u: bytes %llu-%llu): sent xxh3 "
+				    "%016llx, landed %016llx; %s was not "
+				    "written", i + 1, s->n, i,
+				    (unsigned long long)s->join[i].offset,
+				    (unsigned long long)(s->join[i].offset +
+							 s->join[i].len - 1),
+				    (unsigned long long)s->range_hash[i],
+				    (unsigned long long)h, session_name(s));
 	}
 	return 0;
 }
@@ -293,7 +347,10 @@ static int recv_verify(struct session *s, struct dnd_end *rep)
 	int r;
 
 	rep->bytes = total;
-	if (s->hash) {
+	if (s->range_st[0]) {
+		/* The file's hash is the sender's once every range matched. */
+		rep->flags = DND_TF_HASH;
+	} else if (s->hash) {
 		rep->hash = XXH3_64bits_digest(s->hash);
 		rep->flags = DND_TF_HASH;
 	} else if (recv_verifies(s)) {
@@ -314,6 +371,8 @@ static int recv_verify(struct session *s, struct dnd_end *rep)
 		return session_fail(s, "bad trailer from the sender: %s", why);
 	if (r)
 		return session_recv_failed(s, r, "sender's trailer", wait);
+	if (s->n > 1 && t.flags & DND_TF_HASH && recv_ranges(s, wait))
+		return 1;
 	/* Keyed, the sender's close_notify: a cut before it lands nothing.
 	 * A dnd serve session sends its own after its report. */
 	r = s->o->link && (!s->o->tls || !s->o->link->server) ? 0 :
@@ -343,6 +402,11 @@ static int recv_verify(struct session *s, struct dnd_end *rep)
 				    "%llu arrived", (unsigned long long)t.bytes,
 				    (unsigned long long)total);
 	}
+	if (s->range_st[0] && t.flags & DND_TF_HASH &&
+	    recv_range_compare(s, rep))
+		return 1;
+	if (s->range_st[0])
+		rep->hash = t.hash;
 	if (t.flags & rep->flags & DND_TF_HASH && t.hash != rep->hash) {
 		rep->status = DND_ST_MISMATCH;
 		return session_fail(s, "hash mismatch: sent xxh3 %016llx, "

@@ -175,12 +175,47 @@ int session_send_heard(struct session *s)
 }
 
 /*
+ * -P N: one read of the source feeds the whole file's hash (the trailer's,
+ * what xxhsum -H3 says) and each stream's range's (s->range_hash, what a
+ * receiver verifying as received compares, range by range). 0 or 1.
+ */
+static int send_range_hashes(struct session *s, struct dnd_end *t)
+{
+	const struct endpoint *e = &s->end;
+	XXH3_state_t *all = XXH3_createState(), *one = XXH3_createState();
+	unsigned int i;
+	int r = all && one ? 0 : -ENOMEM;
+
+	if (!r) {
+		XXH3_64bits_reset(all);
+		r = hash_fd_into(all, e->fd, e->start, s->start);
+	}
+	for (i = 0; i < s->n && !r; i++) {
+		XXH3_64bits_reset(one);
+		r = hash_fd_into2(all, one, e->fd,
+				  e->start + (off_t)s->join[i].offset,
+				  s->join[i].len);
+		s->range_hash[i] = XXH3_64bits_digest(one);
+	}
+	if (!r)
+		t->hash = XXH3_64bits_digest(all);
+	XXH3_freeState(all);
+	XXH3_freeState(one);
+	if (r)
+		return session_fail(s, "cannot re-read %s to hash it: %s",
+				    session_name(s), strerror(-r));
+	return 0;
+}
+
+/*
  * The sender's hash of the whole payload, when the receiver will compare
- * it: inline, or else re-read (a file) or computed (/dev/zero).
+ * it: inline, or else re-read (a file) or computed (/dev/zero); with N > 1
+ * streams each range's too.
  */
 static int send_source_hash(struct session *s, struct dnd_end *t)
 {
 	const struct endpoint *e = &s->end;
+	unsigned int i;
 
 	t->bytes = s->start + xfer_done(&s->t);
 	if (!s->o->verify || !s->peer_verifies)
@@ -188,10 +223,16 @@ static int send_source_hash(struct session *s, struct dnd_end *t)
 	if (s->hash) {
 		t->hash = XXH3_64bits_digest(s->hash);
 		t->flags = DND_TF_HASH;
+	} else if (e->ep == DND_EP_FILE && s->n > 1) {
+		if (send_range_hashes(s, t))
+			return 1;
+		t->flags = DND_TF_HASH;
 	} else if (e->ep == DND_EP_FILE || e->ep == DND_EP_ZERO) {
 		if (send_prefix_hash(s, t->bytes, &t->hash))
 			return 1;
 		t->flags = DND_TF_HASH;
+		for (i = 0; s->n > 1 && i < s->n; i++)
+			s->range_hash[i] = hash_zeros(s->join[i].len);
 	}
 	return 0;
 }
@@ -264,6 +305,9 @@ static int send_end(struct session *s)
 		return 1;
 	t.status = send_still(s);
 	r = proto_send_end(s->sock[0], true, &t);
+	/* On stream 0 after the trailer, under its TLS as the trailer is. */
+	if (!r && s->n > 1 && t.flags & DND_TF_HASH)
+		r = proto_send_ranges(s->sock[0], s->range_hash, s->n);
 	if (r && (r == -EPIPE || r == -ECONNRESET) && session_send_heard(s))
 		return 1;
 	if (session_sent(s, r, "trailer"))

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # How a receiver verifies (issue 23, --verify): the report names the kind
-# for every receive method, at -P 1 and 4 (text and JSON); a receiver that
-# verifies as received never reads the landed file back (strace), while
-# --verify readback does; a byte changed on the way is still caught as
-# received; --verify's usage errors.
+# for every receive method, at -P 1 and 4 (text and JSON; -P 4 as received
+# compares each stream's range with the sender's hash of it); a receiver
+# that verifies as received never reads the landed file back (strace, -P 1
+# and 4), while --verify readback does; a byte changed on the way is still
+# caught as received, at -P 4 in the range it hit; --verify's usage errors.
 . "$(dirname "$0")/lib.sh"
 command -v jq >/dev/null || skip "jq is not installed"
 
@@ -23,9 +24,12 @@ kind() {
 	[ "$SRC" = 0 ] && [ "$RRC" = 0 ] ||
 		fail "-P $p $rargs: $SRC/$RRC: $(cat "$T/s.log" "$T/r.log")"
 	cmp -s "$T/src" "$D/dst" || fail "-P $p $rargs: the landed file differs"
-	json_of "$T/r.log" | jq -e --arg k "$json" \
-		'.verdict == "verified" and .verify == $k' >/dev/null ||
-		fail "-P $p $rargs: not verified $json: $(cat "$T/r.log")"
+	# -P N as received: the N ranges, each against the sender's.
+	local ranges=null
+	[ "$json" = as-received ] && [ "$p" -gt 1 ] && ranges=$p
+	json_of "$T/r.log" | jq -e --arg k "$json" --argjson n "$ranges" \
+		'.verdict == "verified" and .verify == $k and .verify_ranges == $n' >/dev/null ||
+		fail "-P $p $rargs: not verified $json ($ranges ranges): $(cat "$T/r.log")"
 	# The text report, the same receiver without --json.
 	rm -f "$D/dst"
 	xfer "-c 127.0.0.1 -P $p $T/src" "$rargs $D/dst"
@@ -46,7 +50,7 @@ n=0
 for m in $methods; do
 	for p in 1 4; do
 		json=as-received
-		[ "$(recv_kind "$m" "$p")" = "as received" ] || json=readback
+		case $(recv_kind "$m" "$p") in "as received"*) ;; *) json=readback ;; esac
 		kind "$p" "-m $m" "$(recv_kind "$m" "$p")" "$json"
 		n=$((n + 1))
 	done
@@ -55,7 +59,8 @@ ok "$n receivers ($methods; -P 1 and 4) name how they verified"
 
 if usable uring; then
 	kind 1 --direct "as received" as-received
-	kind 4 --direct "by reading back the landed file" readback
+	kind 4 --direct "$(recv_kind rw 4)" as-received
+	kind 4 "--direct --verify readback" "by reading back the landed file" readback
 	kind 1 "--direct --verify readback" "by reading back the landed file" readback
 	ok "--direct verifies its buffers as received; --verify readback reads the device"
 fi
@@ -74,13 +79,15 @@ ok "--verify readback reads the landed file back; --verify received is the defau
 # receiver that verified as received. The readback runs prove the check
 # would see it.
 if command -v strace >/dev/null; then
-	# traced NAME RECV-ARGS: the receiver's calls on files beneath $D.
+	# traced NAME RECV-ARGS [SEND-ARGS]: the receiver's calls on files
+	# beneath $D.
 	traced() {
 		rm -f "$D/dst"
 		next_port
 		# shellcheck disable=SC2086
 		start_recv_traced "$T/st.$1" mmap,pread64,read "$T/r.log" $2 "$D/dst"
-		"$DND" send -c 127.0.0.1 -p "$PORT" "$T/src" >"$T/s.log" 2>&1 ||
+		# shellcheck disable=SC2086
+		"$DND" send -c 127.0.0.1 -p "$PORT" ${3:-} "$T/src" >"$T/s.log" 2>&1 ||
 			fail "strace'd $1: $(cat "$T/s.log")"
 		wait_recv
 		[ "$RRC" = 0 ] || fail "strace'd $1: exit $RRC: $(cat "$T/r.log")"
@@ -91,38 +98,74 @@ if command -v strace >/dev/null; then
 	[ "$r" = 0 ] || fail "rw as received read the landed file: $(grep "<$D/" "$T/st.rw")"
 	r=$(traced rw-back "-m rw --verify readback")
 	[ "$r" -gt 0 ] || fail "rw --verify readback: no read of the landed file: $(cat "$T/st.rw-back")"
+	# -P 4 over a file whose ranges are 2 MiB or more (4 real ranges).
+	cp "$T/src" "$T/src1"
+	random_file "$T/src" $(((9 << 20) + 5))
+	r=$(traced rw4 "-m rw" "-P 4")
+	[ "$r" = 0 ] || fail "rw -P 4 as received read the landed file: $(grep "<$D/" "$T/st.rw4")"
+	grep -qF "each of 4 ranges against the sender's" "$T/r.log" ||
+		fail "rw -P 4: not verified range by range: $(cat "$T/r.log")"
+	r=$(traced rw4-back "-m rw --verify readback" "-P 4")
+	[ "$r" -gt 0 ] || fail "rw -P 4 --verify readback: no read of the landed file"
 	if usable uring; then
 		r=$(traced direct --direct)
 		[ "$r" = 0 ] || fail "--direct as received read the landed file: $(grep "<$D/" "$T/st.direct")"
 		r=$(traced direct-back "--direct --verify readback")
 		[ "$r" -gt 0 ] || fail "--direct --verify readback: no read of the landed file"
+		r=$(traced direct4 --direct "-P 4")
+		[ "$r" = 0 ] || fail "--direct -P 4 as received read the landed file: $(grep "<$D/" "$T/st.direct4")"
 	fi
-	ok "as received, rw and --direct never read the landed file; --verify readback does"
+	mv "$T/src1" "$T/src"
+	ok "as received, rw and --direct (-P 1 and 4) never read the landed file; --verify readback does"
 fi
 
 # A byte flipped on the way (keyless) is still caught as received: the
 # receiver's hash of what arrived differs from the sender's.
 need_py3
 MITM=$(dirname "$0")/mitm_tls.py
-for rargs in "-m rw" "-m vmsplice" "-m mmap" "-m splice" "--verify readback"; do
+# flipped RECV-ARGS SRC CONNS OFFSET SEND-ARGS WANT: a push through a proxy
+# of CONNS connections that flips the byte at OFFSET of each one reaching
+# it (one does); the sender exits 1, the receiver 1 with the line WANT (an
+# ERE), and nothing lands.
+flipped() {
+	local rargs=$1 src=$2 conns=$3 off=$4 sargs=$5 want=$6
 	rm -f "$D/dst"
 	next_port
+	# shellcheck disable=SC2086
 	start_recv "$T/r.log" $rargs "$D/dst"
 	TPORT=$PORT
 	next_port
-	bg "$T/m.log" timeout 60 "$PY3" "$MITM" --timeout 40 "$PORT" 127.0.0.1 "$TPORT" flip $((1 << 20))
+	bg "$T/m.log" timeout 60 "$PY3" "$MITM" --conns "$conns" --timeout 40 "$PORT" 127.0.0.1 "$TPORT" flip "$off"
 	MPID=$BPID
 	wait_log "$T/m.log" '^ready' "the proxy did not start"
-	expect_exit 1 timeout 120 "$DND" send -c 127.0.0.1 -p "$PORT" "$T/src"
+	# shellcheck disable=SC2086
+	expect_exit 1 timeout 120 "$DND" send -c 127.0.0.1 -p "$PORT" $sargs "$src"
 	wait_recv
 	wait_for "$MPID" 20 || fail "the proxy exited $?"
-	grep -q '^flipped' "$T/m.log" || fail "$rargs: the proxy flipped nothing"
-	[ "$RRC" = 1 ] || fail "$rargs: a flipped byte: receiver exit $RRC: $(cat "$T/r.log")"
-	grep -qxE "dnd: hash mismatch: sent xxh3 [0-9a-f]{16}, landed [0-9a-f]{16}; $D/dst was not written" \
-		"$T/r.log" || fail "$rargs: no mismatch: $(cat "$T/r.log")"
+	[ "$(grep -c '^flipped' "$T/m.log")" = 1 ] || fail "$rargs $sargs: flipped: $(cat "$T/m.log")"
+	[ "$RRC" = 1 ] || fail "$rargs $sargs: a flipped byte: receiver exit $RRC: $(cat "$T/r.log")"
+	grep -qxE "$want" "$T/r.log" || fail "$rargs $sargs: not '$want': $(cat "$T/r.log")"
 	no_leftovers "$D"
+}
+for rargs in "-m rw" "-m vmsplice" "-m mmap" "-m splice" "--verify readback"; do
+	flipped "$rargs" "$T/src" 1 $((1 << 20)) "" \
+		"dnd: hash mismatch: sent xxh3 [0-9a-f]{16}, landed [0-9a-f]{16}; $D/dst was not written"
 done
 ok "a byte flipped on the way fails the transfer as received and read back, nothing lands"
+
+# -P 4 over 9 MiB: ranges of 2, 2, 2 and 3 MiB. Only the last stream's
+# connection carries 2.5 MiB (stream 0's the first range and the talk),
+# so the byte flipped there is in range 4, and the receiver names it; so
+# does the sender, from the receiver's reply.
+random_file "$T/src4" $(((9 << 20) + 5))
+range4="hash mismatch in range 4 of 4 (stream 3: bytes 6291456-9437188)"
+for rargs in "-m rw" "--direct"; do
+	[ "$rargs" = --direct ] && ! usable uring && continue
+	flipped "$rargs" "$T/src4" 4 $((5 << 19)) "-P 4" \
+		"dnd: ${range4//[()]/\\&}: sent xxh3 [0-9a-f]{16}, landed [0-9a-f]{16}; $D/dst was not written"
+	expect_out "dnd: the receiver failed: $range4"
+done
+ok "-P 4: a byte flipped in one stream fails the transfer as received, naming its range; nothing lands"
 
 # Usage: exit 2, the fix named.
 expect_exit 2 "$DND" recv --verify readback --no-verify "$D/x"

@@ -242,12 +242,13 @@ json_of() { grep '^{' "$1"; }
 
 # recv_kind METHOD [P]: how a verifying receiver of -m METHOD over P streams
 # says it verified (dnd(1), --verify received): as received where the method
-# holds the bytes in memory and one stream brings them in order; else by
-# reading the landed file back.
+# holds the bytes in memory (over P > 1 streams, each stream's range against
+# the sender's hash of it); else by reading the landed file back.
 recv_kind() {
 	case $1:${2:-1} in
 	rw:1 | uring:1 | vmsplice:1 | mmap:1 | tcpmmap:1 | splice:1) echo "as received" ;;
-	*) echo "by reading back the landed file" ;;
+	uring-splice:* | *:1) echo "by reading back the landed file" ;;
+	*) echo "as received, each of $2 ranges against the sender's" ;;
 	esac
 }
 
@@ -264,8 +265,8 @@ msg_open() { # msg_open VERSION FLAGS LEN [IDENT]
 	printf 'DNDP'; head -c 20 /dev/zero
 	printf 'DNDJ'; be16 0; be16 1; be64 7; be64 0; be64 "$3"
 }
-msg_hdr() { msg_open 4 0 "$1" "${2:-0}"; }
-msg_hdr_seg() { msg_open 4 1 0; }
+msg_hdr() { msg_open 5 0 "$1" "${2:-0}"; }
+msg_hdr_seg() { msg_open 5 1 0; }
 msg_trl() { printf "DNDT\\x00\\x00\\x00\\x$(printf %02x "${3:-1}")"; be64 "$1"; be64 "$2"; }
 
 # xxh3 FILE: the file's XXH3-64 as 0x<hex> (for msg_trl).

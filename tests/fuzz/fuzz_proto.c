@@ -140,6 +140,32 @@ static void fuzz_seg(const uint8_t *in)
 	same(out, in, DND_SEG_HDR_LEN);
 }
 
+/*
+ * The ranges' hashes, for the count the input's head claims and for one
+ * from its size: decoded only for that very count and length, and then
+ * re-encoded to the very bytes.
+ */
+static void fuzz_ranges(const uint8_t *d, size_t size, char *why, size_t wl)
+{
+	unsigned int ns[2] = { size >= 6 ? (unsigned int)d[4] << 8 | d[5] : 0,
+			       (unsigned int)(size % 70) };
+	uint8_t out[DND_RANGES_LEN_MAX];
+	uint64_t h[DND_STREAMS_MAX];
+	unsigned int k, n;
+
+	for (k = 0; k < 2; k++) {
+		n = ns[k];
+		if (refused(proto_get_ranges(d, size, n, h, why,
+					     (unsigned int)wl), why, wl))
+			continue;
+		if (n < 2 || n > DND_STREAMS_MAX ||
+		    size != DND_RANGES_HEAD_LEN + 8 * (size_t)n ||
+		    proto_put_ranges(out, h, n) != size)
+			abort();
+		same(out, d, size);
+	}
+}
+
 /* A decoded reason is printable ASCII and re-encodes to the very bytes. */
 static void fuzz_reason(const uint8_t *d, size_t size, char *why, size_t wl)
 {
@@ -183,6 +209,7 @@ static void fuzz_decoders(const uint8_t *d, size_t size, size_t wl)
 	fuzz_join(j, why, wl);
 	fuzz_seg(s);
 	fuzz_reason(d, size, why, wl);
+	fuzz_ranges(d, size, why, wl);
 	/* One 24-byte message is at most one kind: the magic says which. */
 	kinds = fuzz_accept(m, why, wl) + fuzz_plan(m, why, wl) +
 		fuzz_end(m, true, why, wl) + fuzz_end(m, false, why, wl);
@@ -318,6 +345,30 @@ static void fuzz_stream(int fd, const uint8_t *d, size_t size)
 	    e.bytes != e2.bytes || e.hash != e2.hash)
 		abort();
 	at += DND_MSG_LEN;
+	/* N > 1 streams and a hash: the ranges' hashes follow. */
+	if (h.streams > 1 && e.flags & DND_TF_HASH) {
+		uint64_t rh[DND_STREAMS_MAX], rh2[DND_STREAMS_MAX];
+		size_t rl = DND_RANGES_HEAD_LEN + 8 * (size_t)h.streams;
+
+		r = proto_recv_ranges(fd, h.streams, rh, why, sizeof(why));
+		/* A head that is not this count's is refused at once. */
+		if (LEFT(DND_RANGES_HEAD_LEN) && !LEFT(rl) &&
+		    proto_get_ranges(d + at, DND_RANGES_HEAD_LEN, h.streams,
+				     rh2, why2, sizeof(why2)) &&
+		    (memcmp(d + at, "DNDK", 4) ||
+		     (d[at + 4] << 8 | d[at + 5]) != h.streams)) {
+			if (r != -EBADMSG)
+				abort();
+			return;
+		}
+		if (!agree(r, at, rl, size, LEFT(rl) ?
+			   proto_get_ranges(d + at, rl, h.streams, rh2, why2,
+					    sizeof(why2)) : 0))
+			return;
+		if (memcmp(rh, rh2, 8 * (size_t)h.streams))
+			abort();
+		at += rl;
+	}
 	if (proto_recv_eof(fd) != (at == size ? 0 : -EBADMSG))
 		abort();
 }
