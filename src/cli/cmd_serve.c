@@ -13,6 +13,7 @@
 #include "cli/opt_parse.h"
 #include "core/log.h"
 #include "core/net.h"
+#include "core/net_mptcp.h"
 #include "serve/serve.h"
 #include "serve/serve_log.h"
 
@@ -101,6 +102,10 @@ static const struct opt_def serve_defs[] = {
 	  .help = "TCP congestion control on every stream (TCP_CONGESTION); "
 	  "it shapes the pulls, where the server sends",
 	  OPT_AT(C, o.congestion) },
+	{ .name = "mptcp", .type = DND_OPT_FLAG, .group = "What and where",
+	  .help = "listen with Multipath TCP (IPPROTO_MPTCP), every stream "
+	  "of every session too; a client without MPTCP gets plain TCP",
+	  OPT_AT(C, o.mptcp) },
 	{ .name = "timeout", .type = DND_OPT_SECONDS, .group = "Limits",
 	  .help = "a session fails after SEC without progress; 0: never",
 	  OPT_AT(C, o.timeout) },
@@ -149,6 +154,10 @@ static void serve_check(struct opt_state *st, void *obj)
 	c->o.window_from = opt_given(st, "window") ? "-w" : "default";
 	if (c->o.congestion && net_congestion_check(c->o.congestion, why,
 						    sizeof(why))) {
+		log_err("%s", why);
+		st->bad++;
+	}
+	if (c->o.mptcp && net_mptcp_check(why, sizeof(why))) {
 		log_err("%s", why);
 		st->bad++;
 	}

@@ -16,6 +16,7 @@
 #include "core/land.h"
 #include "core/log.h"
 #include "core/net.h"
+#include "core/net_mptcp.h"
 #include "core/proto.h"
 #include "serve/key.h"
 #include "serve/serve_client.h"
@@ -107,6 +108,10 @@ static const struct opt_def xfer_opts[] = {
 	  .help = "TCP congestion control on every stream (TCP_CONGESTION), "
 	  "one of net.ipv4.tcp_available_congestion_control; the sender's "
 	  "is the one that shapes the transfer", OPT_AT(S, congestion) },
+	{ .name = "mptcp", .type = DND_OPT_FLAG, .group = "Connection",
+	  .help = "Multipath TCP (IPPROTO_MPTCP) on every stream; the "
+	  "report shows the subflows and the bytes each carried, or that "
+	  "a peer without MPTCP made it fall back to TCP", OPT_AT(S, mptcp) },
 	{ .name = "method", .letter = 'm', .type = DND_OPT_METHOD,
 	  .group = "Data path", .help = "how the bytes move:", OPT_AT(S, m) },
 	{ .name = "buffer", .letter = 'b', .type = DND_OPT_SIZE, .min = 1,
@@ -374,6 +379,35 @@ static void xfer_check_serve(struct opt_state *st, struct xfer_cli *x)
 	}
 }
 
+/* --mptcp: the kernel must make MPTCP sockets, and this end's method
+ * must work on one (what MPTCP sockets refuse, EOPNOTSUPP or ENODEV, as
+ * kernel 6.18 does); adds to st->bad. */
+static void xfer_check_mptcp(struct opt_state *st,
+			     const struct session_opts *o)
+{
+	const char *m = o->m ? o->m->name : "", *why = NULL;
+	char err[320];
+
+	if (!o->mptcp)
+		return;
+	if (net_mptcp_check(err, sizeof(err))) {
+		log_err("%s", err);
+		st->bad++;
+		return;
+	}
+	if (o->sender && !strcmp(m, "zerocopy"))
+		why = "MPTCP sockets refuse SO_ZEROCOPY";
+	else if (o->sender && !strcmp(m, "uring"))
+		why = "its SEND_ZC is refused on MPTCP sockets";
+	else if (!o->sender && !strcmp(m, "tcpmmap"))
+		why = "TCP_ZEROCOPY_RECEIVE maps plain TCP sockets only";
+	if (why) {
+		log_err("--mptcp cannot go with -m %s: %s; use -m %s", m, why,
+			o->sender ? "sendfile or -m rw" : "splice or -m rw");
+		st->bad++;
+	}
+}
+
 /* What needs more than one option, or the role; adds to st->bad. */
 static void xfer_check(struct opt_state *st, void *obj)
 {
@@ -478,6 +512,7 @@ static void xfer_check(struct opt_state *st, void *obj)
 		log_err("%s", why);
 		st->bad++;
 	}
+	xfer_check_mptcp(st, o);
 	if (o->m && (o->sender ? !o->m->send : !o->m->recv)) {
 		log_err("%s cannot %s; use %s", o->m->name,
 			o->sender ? "send" : "receive",

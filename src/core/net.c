@@ -71,6 +71,21 @@ static int net_resolve(const char *host, uint16_t port, int flags,
 	return 0;
 }
 
+/* The protocol of net_listen's and net_connect's sockets; 0: the
+ * resolver's (TCP). */
+static int net_protocol;
+
+void net_use_mptcp(bool on)
+{
+	net_protocol = on ? IPPROTO_MPTCP : 0;
+}
+
+static int net_socket(const struct addrinfo *ai, int flags)
+{
+	return socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC | flags,
+		      net_protocol ? net_protocol : ai->ai_protocol);
+}
+
 void net_window(int fd, int window, bool sender)
 {
 	if (window > 0)
@@ -92,8 +107,7 @@ int net_listen(const char *bind_addr, uint16_t port, int window, bool sender,
 		for (ai = res; ai; ai = ai->ai_next) {
 			if (!bind_addr && (ai->ai_family == AF_INET6) != !pass)
 				continue;
-			fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC,
-				    ai->ai_protocol);
+			fd = net_socket(ai, 0);
 			if (fd == -1) {
 				r = -errno;
 				continue;
@@ -148,8 +162,7 @@ int net_accept(int lfd, char *peer, size_t len)
 static int net_try_connect(const struct addrinfo *ai, int window, bool sender,
 			   int wait_ms)
 {
-	int fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC |
-			SOCK_NONBLOCK, ai->ai_protocol);
+	int fd = net_socket(ai, SOCK_NONBLOCK);
 	struct pollfd pfd = { .fd = fd, .events = POLLOUT };
 	socklen_t l = sizeof(int);
 	int r, err = 0;

@@ -23,6 +23,13 @@
 void net_window(int fd, int window, bool sender);
 
 /*
+ * --mptcp: from then on net_listen() and net_connect() in this process
+ * make IPPROTO_MPTCP sockets (on), or plain TCP ones (off, the default).
+ * net_mptcp_check() (net_mptcp.h) says first whether the kernel can.
+ */
+void net_use_mptcp(bool on);
+
+/*
  * Listens on bind_addr (NULL: every address, IPv6 and IPv4) at port, with
  * net_window(window, sender) on the listener. Returns the fd, or -errno
  * with a message in err.

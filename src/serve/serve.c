@@ -640,7 +640,9 @@ static int serve_setup(struct server *sv)
 	sigprocmask(SIG_BLOCK, &set, NULL);
 	signal(SIGPIPE, SIG_IGN);
 	sv->sfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+	net_use_mptcp(o->mptcp);	/* the sessions' listener only */
 	sv->lfd = net_listen_nb(o->bind, o->port, 1024, err, sizeof(err));
+	net_use_mptcp(false);
 	if (sv->lfd < 0 || sv->sfd < 0) {
 		log_err("%s", sv->lfd < 0 ? err : "signalfd failed");
 		return 1;

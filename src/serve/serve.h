@@ -55,6 +55,8 @@ struct serve_opts {
 	const char *window_from;	/* "-w" or "default" (0: autotuning) */
 	uint64_t rate;		/* --rate: a pull's pacing, bytes/s; 0 */
 	const char *congestion;	/* -C: every stream's; NULL: the kernel's */
+	bool mptcp;		/* --mptcp: listen and run sessions with
+				 * IPPROTO_MPTCP */
 	double timeout;		/* the sessions' --timeout */
 	struct opt_addr metrics;	/* --metrics; port 0 and no host: off */
 	bool has_metrics;

@@ -372,6 +372,7 @@ static int child_listen(struct child *k)
 			0, NI_NUMERICHOST))
 		return child_refuse(k, SERVE_ST_REFUSED, "cannot name the "
 				    "address for the other streams");
+	net_use_mptcp(k->c->o->mptcp);
 	k->lfd = net_listen(host, 0, (int)k->c->o->window,
 			    k->p.op == SERVE_PULL, err, sizeof(err));
 	sl = sizeof(ss);
@@ -488,6 +489,7 @@ static int child_transfer(struct child *k)
 		.window_from = o->window_from,
 		.rate = o->rate,
 		.congestion = o->congestion,
+		.mptcp = o->mptcp,
 		.splice_flags = SPLICE_F_MOVE,
 		.truncate = o->replace,
 		.verify = k->p.flags & SERVE_PF_VERIFY,

@@ -78,6 +78,32 @@ static void report_streams(FILE *f, const struct dnd_result *r)
 }
 
 /* dnd serve's side of the transfer, its lines indented under ours. */
+/* --mptcp: the subflows and their bytes, or the fallback to TCP. */
+static void report_mptcp(FILE *f, const struct dnd_result *r)
+{
+	unsigned int i, streams = r->nstreams ? r->nstreams : 1;
+
+	if (!r->mptcp.on)
+		return;
+	if (r->mptcp.fallback)
+		fprintf(f, "  mptcp: fell back to plain TCP on %u of %u "
+			"stream%s: the peer has no MPTCP (give it --mptcp)\n",
+			r->mptcp.fallback, streams, streams > 1 ? "s" : "");
+	if (r->mptcp.fallback == streams)
+		return;
+	fprintf(f, "  mptcp: %u subflow%s\n", r->mptcp.total,
+		r->mptcp.total == 1 ? "" : "s");
+	for (i = 0; i < r->mptcp.nsub; i++)
+		fprintf(f, "    stream %u: %s -> %s, sent %llu B, received "
+			"%llu B\n", r->mptcp.sub[i].stream, r->mptcp.sub[i].local,
+			r->mptcp.sub[i].remote,
+			(unsigned long long)r->mptcp.sub[i].sent,
+			(unsigned long long)r->mptcp.sub[i].received);
+	if (r->mptcp.nsub < r->mptcp.total)
+		fprintf(f, "    (%u more not shown)\n",
+			r->mptcp.total - r->mptcp.nsub);
+}
+
 static void report_peer_text(FILE *f, const char *text)
 {
 	const char *p = text, *nl;
@@ -233,6 +259,7 @@ void report_text(FILE *f, const struct dnd_result *r)
 			r->congestion[0] ? r->congestion : "?",
 			r->congestion_asked ? "-C" : "the kernel's default");
 	report_streams(f, r);
+	report_mptcp(f, r);
 	if (r->resumed_from)
 		fprintf(f, "  resumed: %llu bytes kept from an earlier try, "
 			"%llu sent now\n", (unsigned long long)r->resumed_from,
@@ -308,6 +335,29 @@ static void report_json_streams(struct json *j, const struct dnd_result *r)
 		json_obj_end(j);
 	}
 	json_arr_end(j);
+}
+
+static void report_json_mptcp(struct json *j, const struct dnd_result *r)
+{
+	unsigned int i;
+
+	if (!r->mptcp.on)
+		return;
+	json_obj_begin(j, "mptcp");
+	json_u64(j, "fallback_streams", r->mptcp.fallback);
+	json_u64(j, "subflows_total", r->mptcp.total);
+	json_arr_begin(j, "subflows");
+	for (i = 0; i < r->mptcp.nsub; i++) {
+		json_obj_begin(j, NULL);
+		json_u64(j, "stream", r->mptcp.sub[i].stream);
+		json_str(j, "local", r->mptcp.sub[i].local);
+		json_str(j, "remote", r->mptcp.sub[i].remote);
+		json_u64(j, "sent_bytes", r->mptcp.sub[i].sent);
+		json_u64(j, "received_bytes", r->mptcp.sub[i].received);
+		json_obj_end(j);
+	}
+	json_arr_end(j);
+	json_obj_end(j);
 }
 
 void report_json_tls(struct json *j, const struct dnd_result *r)
@@ -454,6 +504,7 @@ void report_json(FILE *f, const struct dnd_result *r)
 	if (r->total_seconds > 0)
 		json_f64(&j, "total_seconds", r->total_seconds);
 	report_json_streams(&j, r);
+	report_json_mptcp(&j, r);
 	json_str(&j, "note", r->detail[0] ? r->detail : NULL);
 	json_str(&j, "sync", r->sync[0] ? r->sync : NULL);
 	json_str(&j, "warning", r->warning[0] ? r->warning : NULL);

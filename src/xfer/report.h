@@ -70,6 +70,18 @@ struct dnd_result {
 		bool ktls_tx, ktls_rx;
 		char ktls_why[160];	/* when either is false */
 	} tls;
+	struct {		/* --mptcp (on): each stream's subflows */
+		bool on;
+		unsigned int fallback;	/* streams the peer made plain TCP */
+		unsigned int total;	/* subflows of all the streams */
+		unsigned int nsub;	/* of those, in sub[] */
+		struct {
+			unsigned int stream;
+			char local[64], remote[64];	/* "?": not known */
+			uint64_t sent;		/* its tcpi_bytes_acked */
+			uint64_t received;	/* its tcpi_bytes_received */
+		} sub[16];
+	} mptcp;
 	char warning[320];	/* a problem that did not fail the transfer */
 	char error[320];	/* empty on success */
 	/* dnd serve's client: the server's report of the same transfer, as

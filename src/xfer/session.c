@@ -25,6 +25,7 @@
 #include "core/io.h"
 #include "core/log.h"
 #include "core/net.h"
+#include "core/net_mptcp.h"
 #include "core/pipe.h"
 #include "core/tls.h"
 #include "xfer/method.h"
@@ -484,6 +485,53 @@ static void session_fill_streams(struct session *s)
 	}
 }
 
+static void session_subflow_addr(const struct sockaddr_storage *ss,
+				 char *out, size_t len)
+{
+	if (ss->ss_family)
+		net_addr_str((const struct sockaddr *)ss, sizeof(*ss), out,
+			     len);
+	else
+		snprintf(out, len, "?");
+}
+
+/* --mptcp: which streams kept MPTCP, and their subflows, read before the
+ * sockets close (a subflow's counters go with it). */
+static void session_fill_mptcp(struct session *s)
+{
+	struct dnd_result *r = &s->res;
+	const unsigned int max = sizeof(r->mptcp.sub) / sizeof(r->mptcp.sub[0]);
+	struct net_subflow sf[sizeof(r->mptcp.sub) / sizeof(r->mptcp.sub[0])];
+	unsigned int i, j;
+	int n;
+
+	r->mptcp.on = s->o->mptcp;
+	for (i = 0; r->mptcp.on && i < s->n; i++) {
+		if (s->sock[i] < 0)
+			continue;
+		if (!net_mptcp_active(s->sock[i])) {
+			r->mptcp.fallback++;
+			continue;
+		}
+		n = net_mptcp_subflows(s->sock[i], sf, max - r->mptcp.nsub);
+		if (n <= 0)
+			continue;
+		r->mptcp.total += (unsigned int)n;
+		for (j = 0; j < (unsigned int)n && r->mptcp.nsub < max; j++) {
+			__typeof__(r->mptcp.sub[0]) *u =
+				&r->mptcp.sub[r->mptcp.nsub++];
+
+			u->stream = i;
+			session_subflow_addr(&sf[j].local, u->local,
+					     sizeof(u->local));
+			session_subflow_addr(&sf[j].remote, u->remote,
+					     sizeof(u->remote));
+			u->sent = sf[j].bytes_acked;
+			u->received = sf[j].bytes_received;
+		}
+	}
+}
+
 const char *session_name(const struct session *s)
 {
 	const struct session_link *l = s->o->link;
@@ -556,6 +604,7 @@ static void session_fill_result(struct session *s)
 	}
 	session_fill_tls(s);
 	session_fill_streams(s);
+	session_fill_mptcp(s);
 }
 
 static void session_cleanup(struct session *s, int code)
@@ -598,6 +647,7 @@ int session_run(const struct session_opts *o)
 	s.land.fd = -1;
 	s.end.fd = -1;
 	io_install_signals();
+	net_use_mptcp(o->mptcp);
 	/* The report goes where the data does not. */
 	s.out = !o->sender && !strcmp(o->file, "-") ? stderr : stdout;
 	code = session_open_end(&s);

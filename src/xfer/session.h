@@ -104,6 +104,7 @@ struct session_opts {
 	bool resume;		/* receiver, --resume: keep a failed try's
 				 * prefix, and resume from a kept one */
 	bool direct;		/* --direct: O_DIRECT file I/O (-m rw) */
+	bool mptcp;		/* --mptcp: IPPROTO_MPTCP on every stream */
 	struct session_link *link;	/* dnd serve on one end; or NULL */
 	const struct dnd_tls_cfg *tls;	/* --key, --cert: TLS on every
 					 * stream; NULL: plain */
