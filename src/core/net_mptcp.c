@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/kernel.h"
 #include "core/net_mptcp.h"
 
 #ifndef TCP_IS_MPTCP
@@ -21,8 +22,7 @@ int net_mptcp_check(char *err, size_t len)
 {
 	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, IPPROTO_MPTCP);
 	int e = errno;
-	char on[8] = "?";
-	FILE *f;
+	long long on = -1;
 
 	if (fd >= 0) {
 		close(fd);
@@ -34,21 +34,31 @@ int net_mptcp_check(char *err, size_t len)
 			 "CONFIG_MPTCP, or drop --mptcp", strerror(e));
 		return -e;
 	}
-	f = fopen("/proc/sys/net/mptcp/enabled", "re");
-	if (f) {
-		if (!fgets(on, sizeof(on), f))
-			snprintf(on, sizeof(on), "?");
-		on[strcspn(on, "\n")] = 0;
-		fclose(f);
-	}
+	kernel_read_ll(NET_MPTCP_ENABLED, &on);
 	if (e == ENOPROTOOPT)
 		snprintf(err, len, "--mptcp: MPTCP is off in this network "
-			 "namespace (net.mptcp.enabled = %s); turn it on with "
+			 "namespace (net.mptcp.enabled = %lld); turn it on with "
 			 "'sysctl -w net.mptcp.enabled=1', or drop --mptcp", on);
 	else
 		snprintf(err, len, "--mptcp: cannot make an MPTCP socket: %s; "
 			 "drop --mptcp", strerror(e));
 	return -e;
+}
+
+int net_mptcp_limits(int fd, struct net_mptcp_limits *l)
+{
+	struct mptcp_info mi;
+	socklen_t len = sizeof(mi);
+
+	memset(&mi, 0, sizeof(mi));
+	if (getsockopt(fd, SOL_MPTCP, MPTCP_INFO, &mi, &len))
+		return -errno;
+	if (len < offsetof(struct mptcp_info, mptcpi_flags))
+		return -EOPNOTSUPP;
+	l->subflows_max = mi.mptcpi_subflows_max;
+	l->add_addr_accepted_max = mi.mptcpi_add_addr_accepted_max;
+	l->add_addr_signal_max = mi.mptcpi_add_addr_signal_max;
+	return 0;
 }
 
 int net_mptcp_active(int fd)

@@ -20,6 +20,21 @@
  */
 int net_mptcp_check(char *err, size_t len);
 
+/* Where the kernel says whether MPTCP is on (per network namespace). */
+#define NET_MPTCP_ENABLED "/proc/sys/net/mptcp/enabled"
+
+/* The in-kernel path manager's limits as they apply to one connection
+ * (MPTCP_INFO): what `ip mptcp limits` sets, plus the signal endpoints. */
+struct net_mptcp_limits {
+	unsigned int subflows_max;		/* ip mptcp limits ... subflow */
+	unsigned int add_addr_accepted_max;	/* ... add_addr_accepted */
+	unsigned int add_addr_signal_max;	/* "signal" endpoints */
+};
+
+/* Fills *l from MPTCP connection fd. 0, or -errno (a fallen-back one:
+ * -ENOPROTOOPT or -EOPNOTSUPP). */
+int net_mptcp_limits(int fd, struct net_mptcp_limits *l);
+
 /*
  * 1: fd's connection runs MPTCP; 0: plain TCP (a peer without MPTCP, so
  * the kernel fell back, or a socket that never asked for it). From

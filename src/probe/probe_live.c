@@ -23,6 +23,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/kernel.h"
+#include "core/net.h"
+#include "core/net_mptcp.h"
 #include "core/pipe.h"
 #include "core/zcopy.h"
 #include "probe/probe_check.h"
@@ -329,4 +332,61 @@ int probe_live_netns(struct probe_result *r)
 		return probe_res(r, e == EINVAL ? -ENOSYS : -e,
 				 "unshare(CLONE_NEWNET): %s", strerror(e));
 	return probe_res(r, 0, "a child created a network namespace");
+}
+
+/* ---- MPTCP ---- */
+
+/*
+ * An MPTCP connection on loopback (as --mptcp makes them) keeps MPTCP, and
+ * the path manager's limits as MPTCP_INFO gives them for it: the kernel's
+ * own answer, in this network namespace, with no netlink and no ip(8).
+ */
+int probe_live_mptcp(struct probe_result *r)
+{
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof(ss);
+	struct net_mptcp_limits l;
+	char err[320], peer[96], pm[32] = "?";
+	int lfd, cli = -1, e;
+	uint16_t port = 0;
+
+	kernel_read_ll(NET_MPTCP_ENABLED, &r->val[0]);
+	e = net_mptcp_check(err, sizeof(err));
+	if (e)
+		return probe_res(r, e == -EPROTONOSUPPORT ? -ENOSYS : e, "%s",
+				 err);
+	if (kernel_read_file("/proc/sys/net/mptcp/path_manager", pm,
+			     sizeof(pm)) > 0)
+		pm[strcspn(pm, "\n")] = '\0';
+	net_use_mptcp(true);
+	lfd = net_listen("127.0.0.1", 0, 0, false, err, sizeof(err));
+	if (lfd >= 0 && getsockname(lfd, (struct sockaddr *)&ss, &sl) == 0)
+		port = ntohs(((struct sockaddr_in *)&ss)->sin_port);
+	if (port)
+		cli = net_connect("127.0.0.1", port, 0, true, 0, 1, peer,
+				  sizeof(peer), err, sizeof(err));
+	net_use_mptcp(false);
+	if (cli < 0)
+		e = probe_res(r, lfd < 0 ? lfd : cli < 0 ? cli : -EIO,
+			      "an MPTCP connection on loopback: %s", err);
+	else if (!(r->val[1] = net_mptcp_active(cli)))
+		e = probe_res(r, -EOPNOTSUPP, "an MPTCP connection on loopback "
+			      "fell back to plain TCP (TCP_IS_MPTCP 0)");
+	else if ((e = net_mptcp_limits(cli, &l)))
+		e = probe_res(r, e, "getsockopt(MPTCP_INFO): %s",
+			      strerror(-e));
+	else {
+		r->val[2] = l.subflows_max;
+		r->val[3] = l.add_addr_accepted_max;
+		e = probe_res(r, 0, "a loopback connection kept MPTCP; path "
+			      "manager %s, its limits (MPTCP_INFO): subflow "
+			      "%u, add_addr_accepted %u, signal endpoints %u",
+			      pm, l.subflows_max, l.add_addr_accepted_max,
+			      l.add_addr_signal_max);
+	}
+	if (cli >= 0)
+		close(cli);
+	if (lfd >= 0)
+		close(lfd);
+	return e;
 }

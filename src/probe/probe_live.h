@@ -20,5 +20,6 @@ int probe_live_sendfile(struct probe_result *r);
 int probe_live_msg_zerocopy(struct probe_result *r);
 int probe_live_tcp_zc_receive(struct probe_result *r);
 int probe_live_netns(struct probe_result *r);
+int probe_live_mptcp(struct probe_result *r);
 
 #endif
