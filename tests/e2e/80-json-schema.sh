@@ -109,6 +109,12 @@ xfer "-c 127.0.0.1 --json --key $T/key $T/src" "--json --key $T/key $T/dstk"
 keep_reports keyed '"tls":\{"version":"TLSv1\.3","cipher":"TLS_AES_128_GCM_SHA256","group":"x25519","auth":"psk","ktls_tx":'
 grep -q '"tls":null' "$T/report.jsonl" || fail "keyless reports have no \"tls\":null"
 grep -q '"verify":"as-received"' "$T/r.log" || fail "rw receiver: $(cat "$T/r.log")"
+# --mptcp (loopback: a subflow a stream), where this kernel has MPTCP.
+if "$DND" probe --require mptcp >/dev/null 2>&1; then
+	xfer "-c 127.0.0.1 --json --mptcp -P 2 $T/src" "--json --mptcp $T/dstm"
+	[ "$SRC" = 0 ] && [ "$RRC" = 0 ] || fail "--mptcp: $(cat "$T/s.log" "$T/r.log")"
+	keep_reports --mptcp '"mptcp":\{"fallback_streams":0,"subflows_total":2,"subflows":\[\{"stream":0,'
+fi
 next_port
 expect_exit 1 "$DND" send --json -c 127.0.0.1 -p "$PORT" --connect-timeout 0 "$T/src"
 echo "$OUT" | grep '^{' >>"$T/report.jsonl"

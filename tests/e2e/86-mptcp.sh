@@ -33,6 +33,11 @@ for n in "$a" "$b"; do
 	ip -n "$n" mptcp limits set subflow 2 add_addr_accepted 2 ||
 		fail "ip mptcp limits set in $n"
 done
+# dnd probe reads the limits of its own namespace from the kernel.
+ip netns exec "$a" "$DND" probe --json | jq -e '.features.mptcp |
+	.present and .enabled == 1 and .active == 1 and .subflows_max == 2 and
+	.add_addr_accepted_max == 2' >/dev/null ||
+	fail "dnd probe in $a: $(ip netns exec "$a" "$DND" probe --json | jq -c .features.mptcp)"
 # The client's second address opens a subflow of its own to the server.
 ip -n "$a" mptcp endpoint add 10.241.2.1 dev "ma2-$$" subflow ||
 	fail "ip mptcp endpoint add"
@@ -124,4 +129,6 @@ rm -f "$T/dst"
 expect_exit 2 ip netns exec "$a" "$DND" recv -p "$PORT" --mptcp "$T/dst"
 expect_out "dnd: --mptcp: MPTCP is off in this network namespace (net.mptcp.enabled = 0); turn it on with 'sysctl -w net.mptcp.enabled=1', or drop --mptcp"
 [ ! -e "$T/dst" ] || fail "a refused recv left $T/dst"
+expect_exit 77 ip netns exec "$a" "$DND" probe --require mptcp
+expect_out "net.mptcp.enabled = 0"
 ok "net.mptcp.enabled=0: exit 2 naming the sysctl"
