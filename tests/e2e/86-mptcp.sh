@@ -116,6 +116,40 @@ grep -q "mptcp: fell back to plain TCP on 1 of 1 stream: the peer has no MPTCP" 
 	"$T/r.log" || fail "the text report does not say it fell back: $(cat "$T/r.log")"
 ok "a peer without MPTCP: plain TCP, byte-exact, and the report says so"
 
+# dnd serve --mptcp in B (keyed: off loopback), a push and a pull with
+# --mptcp from A: byte-exact, both reports show the subflows; a client
+# without --mptcp gets plain TCP and the server's report says it fell back.
+(umask 077; "$DND" serve --new-key "$T/key" 2>/dev/null) || fail "--new-key"
+mkdir "$T/srv"
+next_port
+bg "$T/serve.log" ip netns exec "$b" "$DND" serve --dir "$T/srv" -p "$PORT" \
+	--key "$T/key" --mptcp
+wait_text "$T/serve.log" "listening on .*:$PORT"
+cli() { ip netns exec "$a" "$DND" "$@" -c 10.241.1.2 -p "$PORT" --key "$T/key" --json; }
+cli send --mptcp --to pushed "$T/src" >"$T/s.log" 2>&1 ||
+	fail "push to serve --mptcp: $(cat "$T/s.log")"
+cmp -s "$T/src" "$T/srv/pushed" || fail "push to serve --mptcp: the data differs"
+jq -e '.ok and (.mptcp.subflows | length) == 2 and
+	all(.mptcp.subflows[]; .sent_bytes > 65536) and
+	.peer_report.mptcp.fallback_streams == 0 and
+	(.peer_report.mptcp.subflows | length) >= 1' "$T/s.log" >/dev/null ||
+	fail "push to serve --mptcp: $(cat "$T/s.log")"
+rm -f "$T/dst"
+cli recv --mptcp -P 2 --from pushed "$T/dst" >"$T/r.log" 2>&1 ||
+	fail "pull from serve --mptcp: $(cat "$T/r.log")"
+cmp -s "$T/src" "$T/dst" || fail "pull from serve --mptcp: the data differs"
+grep -v '^dnd: ' "$T/r.log" | jq -e '.ok and .mptcp.fallback_streams == 0 and
+	([.mptcp.subflows[].stream] | unique) == [0, 1] and
+	.peer_report.mptcp.fallback_streams == 0' >/dev/null ||
+	fail "pull -P 2 from serve --mptcp: $(cat "$T/r.log")"
+cli send --to plain "$T/src" >"$T/s.log" 2>&1 ||
+	fail "plain push to serve --mptcp: $(cat "$T/s.log")"
+cmp -s "$T/src" "$T/srv/plain" || fail "plain push to serve --mptcp: the data differs"
+jq -e '.ok and (has("mptcp") | not) and
+	.peer_report.mptcp.fallback_streams == 1' "$T/s.log" >/dev/null ||
+	fail "plain push to serve --mptcp: $(cat "$T/s.log")"
+ok "serve --mptcp: push and pull -P 2 over MPTCP with both reports' subflows; a plain client falls back"
+
 # A method MPTCP sockets refuse: said before anything runs.
 expect_exit 2 ip netns exec "$a" "$DND" send --mptcp -m zerocopy \
 	-c 10.241.1.2 -p "$PORT" "$T/src"
