@@ -87,7 +87,8 @@ static void report_mptcp(FILE *f, const struct dnd_result *r)
 		return;
 	if (r->mptcp.fallback)
 		fprintf(f, "  mptcp: fell back to plain TCP on %u of %u "
-			"stream%s: the peer has no MPTCP (give it --mptcp)\n",
+			"stream%s: the peer did not answer in MPTCP (give it "
+			"--mptcp; else a middlebox strips the option)\n",
 			r->mptcp.fallback, streams, streams > 1 ? "s" : "");
 	if (r->mptcp.fallback == streams)
 		return;

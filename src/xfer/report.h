@@ -12,6 +12,14 @@
 
 struct xfer_interval;
 
+/* One MPTCP subflow of a stream, as the report shows it. */
+struct dnd_subflow {
+	unsigned int stream;
+	char local[64], remote[64];	/* "addr:port"; "?": not known */
+	uint64_t sent;			/* its tcpi_bytes_acked */
+	uint64_t received;		/* its tcpi_bytes_received */
+};
+
 struct dnd_result {
 	bool sender;
 	bool dnd2006_line;	/* the 2006 form: its first line as it was */
@@ -75,12 +83,7 @@ struct dnd_result {
 		unsigned int fallback;	/* streams the peer made plain TCP */
 		unsigned int total;	/* subflows of all the streams */
 		unsigned int nsub;	/* of those, in sub[] */
-		struct {
-			unsigned int stream;
-			char local[64], remote[64];	/* "?": not known */
-			uint64_t sent;		/* its tcpi_bytes_acked */
-			uint64_t received;	/* its tcpi_bytes_received */
-		} sub[16];
+		struct dnd_subflow sub[16];
 	} mptcp;
 	char warning[320];	/* a problem that did not fail the transfer */
 	char error[320];	/* empty on success */

@@ -518,8 +518,7 @@ static void session_fill_mptcp(struct session *s)
 			continue;
 		r->mptcp.total += (unsigned int)n;
 		for (j = 0; j < (unsigned int)n && r->mptcp.nsub < max; j++) {
-			__typeof__(r->mptcp.sub[0]) *u =
-				&r->mptcp.sub[r->mptcp.nsub++];
+			struct dnd_subflow *u = &r->mptcp.sub[r->mptcp.nsub++];
 
 			u->stream = i;
 			session_subflow_addr(&sf[j].local, u->local,

@@ -112,7 +112,7 @@ ip netns exec "$a" "$DND" send -c 10.241.1.2 -p "$PORT" "$T/src" >"$T/s.log" 2>&
 wait_recv
 [ "$RRC" = 0 ] || fail "recv --mptcp from a plain sender exited $RRC"
 cmp -s "$T/src" "$T/dst" || fail "plain to --mptcp: the data differs"
-grep -q "mptcp: fell back to plain TCP on 1 of 1 stream: the peer has no MPTCP" \
+grep -q "mptcp: fell back to plain TCP on 1 of 1 stream: the peer did not answer in MPTCP (give it --mptcp" \
 	"$T/r.log" || fail "the text report does not say it fell back: $(cat "$T/r.log")"
 ok "a peer without MPTCP: plain TCP, byte-exact, and the report says so"
 
