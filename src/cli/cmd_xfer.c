@@ -380,30 +380,16 @@ static void xfer_check_serve(struct opt_state *st, struct xfer_cli *x)
 }
 
 /* --mptcp: the kernel must make MPTCP sockets, and this end's method
- * must work on one (what MPTCP sockets refuse, EOPNOTSUPP or ENODEV, as
- * kernel 6.18 does); adds to st->bad. */
+ * must work on one; adds to st->bad. */
 static void xfer_check_mptcp(struct opt_state *st,
 			     const struct session_opts *o)
 {
-	const char *m = o->m ? o->m->name : "", *why = NULL;
-	char err[320];
+	char why[320];
 
-	if (!o->mptcp)
-		return;
-	if (net_mptcp_check(err, sizeof(err))) {
-		log_err("%s", err);
-		st->bad++;
-		return;
-	}
-	if (o->sender && !strcmp(m, "zerocopy"))
-		why = "MPTCP sockets refuse SO_ZEROCOPY";
-	else if (o->sender && !strcmp(m, "uring"))
-		why = "its SEND_ZC is refused on MPTCP sockets";
-	else if (!o->sender && !strcmp(m, "tcpmmap"))
-		why = "TCP_ZEROCOPY_RECEIVE maps plain TCP sockets only";
-	if (why) {
-		log_err("--mptcp cannot go with -m %s: %s; use -m %s", m, why,
-			o->sender ? "sendfile or -m rw" : "splice or -m rw");
+	if (o->mptcp && (net_mptcp_check(why, sizeof(why)) ||
+			 (o->m && method_mptcp(o->m, o->sender, "-m", why,
+					       sizeof(why))))) {
+		log_err("%s", why);
 		st->bad++;
 	}
 }

@@ -26,6 +26,7 @@
 #include "core/land.h"
 #include "core/log.h"
 #include "core/net.h"
+#include "core/net_mptcp.h"
 #include "core/params.h"
 #include "core/proto.h"
 #include "core/stats.h"
@@ -191,6 +192,9 @@ static int child_method(struct child *k)
 		return child_refuse(k, SERVE_ST_REFUSED, reason);
 	}
 	if (!child_method_allowed(k->c->o, k->m, reason, sizeof(reason)))
+		return child_refuse(k, SERVE_ST_REFUSED, reason);
+	if (net_mptcp_active(k->fd) && method_mptcp(k->m, pull, "--peer-method",
+						    reason, sizeof(reason)))
 		return child_refuse(k, SERVE_ST_REFUSED, reason);
 	if (k->c->keyed && method_keyed(k->m, "--peer-method", reason,
 					sizeof(reason)))

@@ -75,6 +75,25 @@ int method_probe(const struct dnd_method *m, char *why, size_t len)
 	return m->probe ? m->probe(why, len) : 0;
 }
 
+int method_mptcp(const struct dnd_method *m, bool sender, const char *flag,
+		 char *why, size_t len)
+{
+	const char *w = NULL;
+
+	if (sender && !strcmp(m->name, "zerocopy"))
+		w = "MPTCP sockets refuse SO_ZEROCOPY";
+	else if (sender && !strcmp(m->name, "uring"))
+		w = "MPTCP sockets refuse io_uring's SEND_ZC";
+	else if (!sender && !strcmp(m->name, "tcpmmap"))
+		w = "TCP_ZEROCOPY_RECEIVE maps plain TCP sockets only";
+	if (!w)
+		return 0;
+	snprintf(why, len, "%s %s cannot %s on an MPTCP socket: %s; use %s %s "
+		 "or %s rw", flag, m->name, sender ? "send" : "receive", w,
+		 flag, sender ? "sendfile" : "splice", flag);
+	return -1;
+}
+
 int method_keyed(const struct dnd_method *m, const char *flag, char *why,
 		 size_t len)
 {

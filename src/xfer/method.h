@@ -86,6 +86,15 @@ const char *method_names(bool send, char *buf, size_t len);
 int method_keyed(const struct dnd_method *m, const char *flag, char *why,
 		 size_t len);
 
+/*
+ * On an MPTCP socket (--mptcp), what the kernel refuses (6.18: SO_ZEROCOPY
+ * and io_uring's SEND_ZC when sending, TCP_ZEROCOPY_RECEIVE's mapping when
+ * receiving): 0, or -1 with why: "-m zerocopy cannot send on an MPTCP
+ * socket: ...; use -m sendfile or -m rw" (flag names the option).
+ */
+int method_mptcp(const struct dnd_method *m, bool sender, const char *flag,
+		 char *why, size_t len);
+
 /* Runs m->probe, or reports usable when it has none. */
 int method_probe(const struct dnd_method *m, char *why, size_t len);
 

@@ -142,6 +142,10 @@ grep -v '^dnd: ' "$T/r.log" | jq -e '.ok and .mptcp.fallback_streams == 0 and
 	([.mptcp.subflows[].stream] | unique) == [0, 1] and
 	.peer_report.mptcp.fallback_streams == 0' >/dev/null ||
 	fail "pull -P 2 from serve --mptcp: $(cat "$T/r.log")"
+# A server method MPTCP sockets refuse: refused before a byte moves.
+expect_exit 1 cli recv --mptcp --from pushed --peer-method zerocopy "$T/dstz"
+expect_out "dnd: server refused: --peer-method zerocopy cannot send on an MPTCP socket: MPTCP sockets refuse SO_ZEROCOPY; use --peer-method sendfile or --peer-method rw"
+[ ! -e "$T/dstz" ] || fail "a refused pull left $T/dstz"
 cli send --to plain "$T/src" >"$T/s.log" 2>&1 ||
 	fail "plain push to serve --mptcp: $(cat "$T/s.log")"
 cmp -s "$T/src" "$T/srv/plain" || fail "plain push to serve --mptcp: the data differs"
@@ -153,7 +157,7 @@ ok "serve --mptcp: push and pull -P 2 over MPTCP with both reports' subflows; a 
 # A method MPTCP sockets refuse: said before anything runs.
 expect_exit 2 ip netns exec "$a" "$DND" send --mptcp -m zerocopy \
 	-c 10.241.1.2 -p "$PORT" "$T/src"
-expect_out "dnd: --mptcp cannot go with -m zerocopy: MPTCP sockets refuse SO_ZEROCOPY; use -m sendfile or -m rw"
+expect_out "dnd: -m zerocopy cannot send on an MPTCP socket: MPTCP sockets refuse SO_ZEROCOPY; use -m sendfile or -m rw"
 ok "--mptcp -m zerocopy: exit 2 naming a method that works"
 
 # MPTCP off in the namespace: a usage error naming the sysctl, no file.
