@@ -104,7 +104,9 @@ int net_mptcp_subflows(int fd, struct net_subflow *sf, unsigned int max)
 		struct mptcp_subflow_data d;
 		struct mptcp_subflow_addrs a[NET_SUBFLOWS_READ];
 	} addr;
+	struct tcp_info t;
 	unsigned int ni, na, i;
+	size_t have;
 	int n;
 
 	memset(sf, 0, max * sizeof(*sf));
@@ -116,15 +118,17 @@ int net_mptcp_subflows(int fd, struct net_subflow *sf, unsigned int max)
 	if (net_subflow_opt(fd, MPTCP_SUBFLOW_ADDRS, &addr,
 			    sizeof(addr.a[0]), &na) < 0)
 		na = 0;
+	/* The kernel's stride is its size_user: ours, or its own struct
+	 * tcp_info's size when that is smaller (an older kernel). */
+	have = info.d.size_user < sizeof(t) ? info.d.size_user : sizeof(t);
 	for (i = 0; i < ni && i < max; i++) {
-		const struct tcp_info *t = &info.ti[i];
-		size_t have = info.d.size_kernel < info.d.size_user ?
-			      info.d.size_kernel : info.d.size_user;
-
+		memset(&t, 0, sizeof(t));
+		memcpy(&t, (const char *)info.ti + (size_t)i * info.d.size_user,
+		       have);
 		if (have >= offsetof(struct tcp_info, tcpi_bytes_received) +
-			    sizeof(t->tcpi_bytes_received)) {
-			sf[i].bytes_acked = t->tcpi_bytes_acked;
-			sf[i].bytes_received = t->tcpi_bytes_received;
+			    sizeof(t.tcpi_bytes_received)) {
+			sf[i].bytes_acked = t.tcpi_bytes_acked;
+			sf[i].bytes_received = t.tcpi_bytes_received;
 		}
 		if (i < na) {
 			memcpy(&sf[i].local, &addr.a[i].ss_local,
