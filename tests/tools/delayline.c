@@ -197,9 +197,15 @@ static void parse_args(struct cfg *c, int argc, char **argv)
 		if (!strcmp(o, "--a") || !strcmp(o, "--b")) {
 			parse_side(c, o[2] == 'b', v);
 		} else if (!strcmp(o, "--delay")) {
-			c->oneway = (uint64_t)(parse_num(o, v, ms_units) * 1e6 / 2);
+			double ms = parse_num(o, v, ms_units);
+
+			if (ms > 60000)
+				usage("--delay is at most 60 s");
+			c->oneway = (uint64_t)(ms * 1e6 / 2);
 		} else if (!strcmp(o, "--rate")) {
 			c->rate = (uint64_t)parse_num(o, v, rate_units);
+			if (c->rate > 1000000000000ULL)
+				usage("--rate is at most 1000gbit");
 		} else if (!strcmp(o, "--burst")) {
 			c->burst = (uint64_t)parse_num(o, v, byte_units);
 			have_burst = 1;
@@ -240,11 +246,11 @@ static void parse_args(struct cfg *c, int argc, char **argv)
 		if (c->burst < 2ULL * c->mtu)
 			c->burst = 2ULL * c->mtu;
 	}
-	if (c->burst < c->mtu)
-		usage("--burst below the MTU would never let a full packet through");
+	if (c->burst < c->mtu || c->burst > (1ULL << 30))
+		usage("--burst is the MTU to 1 GiB: below the MTU no full packet passes");
 	if (!have_queue) {
 		/* rate (bytes/s) x round trip (s) */
-		uint64_t bdp = c->rate / 8 * (2 * c->oneway) / NSEC;
+		uint64_t bdp = (uint64_t)((double)c->rate / 8 * (double)c->oneway * 2 / NSEC);
 
 		c->queue = bdp + bdp / 4 + (64 << 10);
 	}
@@ -334,7 +340,8 @@ static void enqueue(struct dir *d, const struct cfg *c, const unsigned char *buf
 		/* token bucket as its virtual time: tokens at t are
 		 * burst - (tat - t) * rate; len may go once they reach len */
 		uint64_t cost = (uint64_t)len * 8 * NSEC / c->rate;
-		uint64_t slack = (c->burst - len) * 8 * NSEC / c->rate;
+		uint64_t slack = len < c->burst ?
+				 (c->burst - len) * 8 * NSEC / c->rate : 0;
 
 		if (d->backlog + len > c->queue) {
 			d->qdrops++;
