@@ -64,6 +64,7 @@ awk -v a="$ma" -v f="$mf" 'BEGIN { exit !(a >= 0.9 * f) }' ||
 	fail "-w 0 at $ma MB/s (${auto[*]}) is slower than -w 128Ki at $mf MB/s (${fixed[*]})"
 delayline_down >"$T/dl.out"
 out=$(cat "$T/dl.out")
+! grep -qv '^delayline: ' "$T/dl.out" || fail "the line's forwarder said more than its counters: $out"
 carried=$(sed -n 's/^delayline: a>b forwarded [0-9]* packets \([0-9]*\) bytes.*/\1/p' <<<"$out")
 [ -n "$carried" ] && [ "$carried" -ge $((6 * SIZE)) ] ||
 	fail "the line carried ${carried:-no} bytes a>b, not the 6 transfers: $out"
@@ -75,6 +76,7 @@ delayline_up --delay 20 --rate 400mbit --mtu 9000 --loss 1 --seed 25 \
 over 0 "$T/src8"
 delayline_down >"$T/dl.out"
 out=$(cat "$T/dl.out")
+! grep -qv '^delayline: ' "$T/dl.out" || fail "the line's forwarder said more than its counters: $out"
 lost=$(sed -n 's/^delayline: a>b .*, lost \([0-9]*\),.*/\1/p' <<<"$out")
 [ -n "$lost" ] && [ "$lost" -gt 0 ] || fail "1% loss dropped ${lost:-no} packets a>b: $out"
 ok "1% loss: byte-exact at $MBS MB/s, the line dropped $lost packets a>b"

@@ -89,7 +89,8 @@ struct dir {
 };
 
 struct cfg {
-	const char *ns[2], *dev[2];
+	char ns[2][256];		/* a name under /run/netns, or "-" */
+	const char *dev[2];
 	uint64_t oneway;		/* ns each direction holds a packet */
 	uint64_t rate;			/* bits/s, 0 = no bottleneck */
 	uint64_t burst, queue, hold;	/* bytes */
@@ -172,9 +173,10 @@ static void parse_side(struct cfg *c, int i, const char *s)
 {
 	const char *colon = strchr(s, ':');
 
-	if (!colon || colon == s || !colon[1] || strlen(colon + 1) >= IFNAMSIZ)
+	if (!colon || colon == s || colon - s >= (long)sizeof(c->ns[i]) ||
+	    !colon[1] || strlen(colon + 1) >= IFNAMSIZ)
 		usage("--a and --b take NS:DEV (NS \"-\" for this namespace, DEV under 16 bytes)");
-	c->ns[i] = strndup(s, (size_t)(colon - s));
+	snprintf(c->ns[i], sizeof(c->ns[i]), "%.*s", (int)(colon - s), s);
 	c->dev[i] = colon + 1;
 }
 
