@@ -4,9 +4,9 @@
 # (scripts/delayline.sh, tests/tools/delayline) at a round trip and a rate,
 # zero -> null from one namespace to the other, medians of alternating
 # rounds, iperf3 through the same line in the same run:
-#   dnd -w 0 (autotuning, the defaults-to-be), dnd -w 128Ki (the 2006
+#   dnd at its default window (autotuning), dnd -w 128Ki (the 2006
 #   program's window, fewer bytes: it is slow), iperf3 at its defaults,
-#   and dnd -w 0 -P 4 beside iperf3 -P 4.
+#   and dnd -P 4 beside iperf3 -P 4.
 # First it measures the line's own ceiling (iperf3 at --delay 0, no rate,
 # 5 s); when the asked rate is above it, the line runs at the ceiling.
 # Usage: scripts/bench-link.sh [--delay 50ms] [--rate 1gbit] [--size 1Gi]
@@ -63,15 +63,16 @@ iperf() {
 }
 
 # dnd WINDOW N BYTES: dnd send -P N of BYTES zeros, recv -m null, both at
-# -w WINDOW; the receiver's MB/s.
+# -w WINDOW (default: no -w, autotuning); the receiver's MB/s.
 dnd() {
-	local pid
+	local pid w=()
+	[ "$1" = default ] || w=(-w "$1")
 	port=$((port + 1))
 	ip netns exec "$DL_NS_B" timeout 900 "$DND" recv -p "$port" -m null \
-		-w "$1" --json /dev/null >"$dir/r.json" 2>"$dir/r.err" &
+		"${w[@]}" --json /dev/null >"$dir/r.json" 2>"$dir/r.err" &
 	pid=$!
 	ip netns exec "$DL_NS_A" timeout 900 "$DND" send -c "$DL_B" -p "$port" \
-		-w "$1" -P "$2" -l "$3" --connect-timeout 10 /dev/zero \
+		"${w[@]}" -P "$2" -l "$3" --connect-timeout 10 /dev/zero \
 		>/dev/null 2>"$dir/s.err" || true
 	if wait "$pid"; then
 		jq -r '.mb_per_s' "$dir/r.json"
@@ -100,10 +101,10 @@ declare -A v
 for r in $(seq 1 "$rounds"); do
 	for c in $cells; do
 		case $c in
-		auto) x=$(dnd 0 1 "$bytes") ;;
+		auto) x=$(dnd default 1 "$bytes") ;;
 		fixed) x=$(dnd 128Ki 1 "$slow") ;;
 		iperf) x=$(iperf 1 "$bytes") ;;
-		auto4) x=$(dnd 0 4 "$bytes") ;;
+		auto4) x=$(dnd default 4 "$bytes") ;;
 		iperf4) x=$(iperf 4 "$bytes") ;;
 		esac
 		v[$c]+=" $x"
@@ -129,10 +130,10 @@ row() {
 		printf "%-22s %9.1f %8.2fx %8.2fx  %s\n", n, m, m / l,
 			(i == "failed" ? 0 : m / i), all }'
 }
-row "dnd -w 0" "$(med auto)" "$ip" "${v[auto]}"
+row "dnd (default window)" "$(med auto)" "$ip" "${v[auto]}"
 row "dnd -w 128Ki" "$(med fixed)" "$ip" "${v[fixed]}"
 row "iperf3 (defaults)" "$ip" "$ip" "${v[iperf]}"
-row "dnd -w 0 -P 4" "$(med auto4)" "$ip4" "${v[auto4]}"
+row "dnd -P 4 (default window)" "$(med auto4)" "$ip4" "${v[auto4]}"
 row "iperf3 -P 4" "$ip4" "$ip4" "${v[iperf4]}"
 echo "(-P 4 rows: x-iperf3 is against iperf3 -P 4)"
 grep -v '^delayline: stopped' "$dir/line.out"
