@@ -28,6 +28,8 @@
 #define DND_RELAY_LINGER 2.0	/* seconds a failing flow's last bytes may sit
 				 * unacknowledged before the reset */
 #define DND_RELAY_FLUSH_TICK 0.01	/* seconds between send queue checks */
+#define DND_RELAY_LIVE_TICK 1.0	/* -m sockmap --metrics: seconds between
+				 * reads of the open flows' counts */
 
 void relay_begin_drain(struct relay *r)
 {
@@ -86,6 +88,8 @@ void relay_publish(struct relay *r)
 	relay_counters(r);
 	pthread_mutex_lock(&r->pub_lock);
 	r->pub = *r->st;
+	r->pub.bytes[0] += r->live[0];
+	r->pub.bytes[1] += r->live[1];
 	pthread_mutex_unlock(&r->pub_lock);
 }
 
@@ -209,6 +213,10 @@ static void relay_timers(struct relay *r)
 			relay_flow_close(r, f, DND_RELAY_IDLE);
 	relay_flush_check(r);
 	relay_sm_check(r);
+	if (r->sh->bpf && r->o->metrics && now >= r->live_at) {
+		relay_sm_live(r);
+		r->live_at = now + DND_RELAY_LIVE_TICK;
+	}
 	while ((f = r->waiting.head) && now - f->last >= r->o->connect_timeout)
 		relay_flow_fail(r, f, -EMFILE);
 	if (r->waiting.head && now >= r->retry_at)
@@ -239,6 +247,8 @@ static int relay_next_ms(const struct relay *r)
 		DND_RELAY_SOONER(r->open.head->last + r->o->idle_timeout);
 	if (r->flushing.head || r->handing.head)
 		DND_RELAY_SOONER(now + DND_RELAY_FLUSH_TICK);
+	if (r->sh->bpf && r->o->metrics && r->nflows)
+		DND_RELAY_SOONER(r->live_at);
 	if (r->waiting.head)
 		DND_RELAY_SOONER(r->retry_at);
 	if (r->paused && r->resume_at > 0)

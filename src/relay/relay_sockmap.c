@@ -251,6 +251,8 @@ void relay_sm_end(struct relay *r, struct relay_flow *f)
 		relay_bpf_count(r->sh->bpf, f->slot[i], &c);
 		f->sent[i] = c.fwd;
 		r->st->bytes[i] += c.fwd;
+		r->live[i] -= f->live[i];	/* now inside bytes[i] */
+		f->live[i] = 0;
 		r->slots[r->nslots++] = f->slot[i];
 	}
 	relay_bpf_unpair(r->sh->bpf, f->slot, f->cookie);
@@ -269,6 +271,29 @@ bool relay_sm_moved(struct relay *r, struct relay_flow *f)
 	relay_list_del(f);
 	relay_list_add(l, f);
 	return true;
+}
+
+/* Adds what the program forwarded since the last tick for f in list l. */
+static void relay_sm_live_list(struct relay *r, struct relay_list *l)
+{
+	struct relay_bpf_count c;
+	struct relay_flow *f;
+	int i;
+
+	for (f = l->head; f; f = f->next)
+		for (i = 0; f->paired && i < 2; i++) {
+			relay_bpf_count(r->sh->bpf, f->slot[i], &c);
+			if (c.fwd <= f->live[i])
+				continue;
+			r->live[i] += c.fwd - f->live[i];
+			f->live[i] = c.fwd;
+		}
+}
+
+void relay_sm_live(struct relay *r)
+{
+	relay_sm_live_list(r, &r->open);
+	relay_sm_live_list(r, &r->handing);
 }
 
 void relay_sm_check(struct relay *r)

@@ -37,6 +37,13 @@ void relay_sm_end(struct relay *r, struct relay_flow *f);
  */
 bool relay_sm_moved(struct relay *r, struct relay_flow *f);
 
+/*
+ * --metrics: reads the counts of r's open flows into r->live, which
+ * relay_publish() adds to the bytes, so /metrics grows while flows run.
+ * relay_sm_end() moves a flow's share from r->live into the stats.
+ */
+void relay_sm_live(struct relay *r);
+
 /* Flows in r->handing whose last bytes have arrived pass their FIN on. */
 void relay_sm_check(struct relay *r);
 

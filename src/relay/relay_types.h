@@ -60,6 +60,8 @@ struct relay_flow {
 	uint64_t cookie[2];	/* fd[i]'s SO_COOKIE, its key in the peers map */
 	uint64_t base[2];	/* fd[i]'s acked + unacked bytes at pairing */
 	uint64_t seen;		/* progress last seen, for --idle-timeout */
+	uint64_t live[2];	/* counts[slot[i]].fwd at the last live tick,
+				 * inside r->live[i] */
 	double last;		/* accept or connect start, then last progress */
 	struct relay_flow *prev, *next;
 	struct relay_list *list;
@@ -139,6 +141,10 @@ struct relay {
 					 * bytes are still on their way */
 	uint32_t *slots;	/* -m sockmap: free sockmap slots, a stack */
 	unsigned int nslots;
+	/* -m sockmap --metrics: bytes the program forwarded for flows still
+	 * open, as of live_at - DND_RELAY_LIVE_TICK; published with st. */
+	uint64_t live[2];
+	double live_at;
 	double retry_at;	/* when waiting flows try again */
 	unsigned int nflows;
 	/* A direction holds a copy buffer only while it carries data, as

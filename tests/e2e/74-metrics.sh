@@ -214,8 +214,23 @@ if [ "$RELAY_MODES" != splice ]; then
 	wait_listen "$rl"
 	wait_listen "$mport"
 	url=http://127.0.0.1:$mport/metrics
+	# Two flows paused halfway (held open): the bytes the program has
+	# forwarded so far are at /metrics already (read once a second).
 	"$DND" bench relay --client -t "127.0.0.1:$rl" --flows 2 --size 8Mi --reply 4Mi \
-		>"$T/c3.log" 2>&1 || fail "client: $(cat "$T/c3.log")"
+		--pause >"$T/c3.log" 2>&1 &
+	cpid=$!
+	_pids+=("$cpid")
+	wait_text "$T/c3.log" "peer client: paused"
+	for i in $(seq 1 100); do
+		c2t=$(scrape "$url" 'dnd_relay_bytes_total{dir="client_to_target"}')
+		[ "${c2t:-0}" -gt 0 ] && break
+		sleep 0.1
+	done
+	[ "$(scrape "$url" dnd_relay_flows_active)" = 2 ] && [ "${c2t:-0}" -gt 0 ] &&
+	[ "$c2t" -lt $((8388608 + 2 * 32)) ] ||
+		fail "2 paused sockmap flows: bytes '$c2t' at /metrics: $(curl -s "$url")"
+	kill -USR1 "$cpid"
+	wait "$cpid" || fail "client: $(cat "$T/c3.log")"
 	for i in $(seq 1 200); do
 		[ "$(scrape "$url" 'dnd_relay_flows_ended_total{how="completed"}')" = 2 ] && break
 		sleep 0.1
@@ -227,7 +242,7 @@ if [ "$RELAY_MODES" != splice ]; then
 		fail "sockmap relay counters: $(curl -s "$url")"
 	kill -TERM "$rpid"
 	wait "$rpid" || fail "relay exit $?"
-	ok "relay -m sockmap --threads 2: /metrics bytes are the BPF program's, exact ($c2t and $t2c)"
+	ok "relay -m sockmap --threads 2: /metrics bytes are the BPF program's, growing while flows run, exact at the end ($c2t and $t2c)"
 fi
 
 # --- --metrics port 0 --------------------------------------------------------
