@@ -52,7 +52,8 @@ static int relay_bpf_print(enum libbpf_print_level lvl, const char *fmt,
 
 /*
  * The verifier's verdict: the last non-empty line of its log, which
- * libbpf prints between "-- BEGIN PROG LOAD LOG --" and "-- END ...".
+ * libbpf prints between "-- BEGIN PROG LOAD LOG --" and "-- END ...",
+ * but not its closing statistics ("processed N insns ...").
  */
 static void relay_bpf_last_line(char *out, size_t n)
 {
@@ -63,7 +64,10 @@ static void relay_bpf_last_line(char *out, size_t n)
 		end = bpf_log + bpf_log_len;
 	*end = '\0';
 	for (p = strtok(bpf_log, "\n"); p; p = strtok(NULL, "\n"))
-		if (strspn(p, " \t") < strlen(p))
+		if (strspn(p, " \t") < strlen(p) &&
+		    strncmp(p, "processed ", 10) &&
+		    strncmp(p, "verification time ", 18) &&
+		    strncmp(p, "stack depth ", 12))
 			line = p;
 	snprintf(out, n, "%s", line ? line : "no log");
 }
@@ -79,7 +83,8 @@ static int relay_bpf_why(struct relay_bpf *b, int e, char *msg, size_t n)
 			 "use -m splice");
 		return -EPERM;
 	}
-	if (bpf_map__fd(b->skel->maps.socks) < 0) {
+	/* Not the sockmap's fd: a failed load closes every map it made. */
+	if (libbpf_probe_bpf_map_type(BPF_MAP_TYPE_SOCKMAP, NULL) != 1) {
 		snprintf(msg, n, "this kernel cannot create a BPF sockmap (%s): "
 			 "-m sockmap needs CONFIG_BPF_SYSCALL, "
 			 "CONFIG_BPF_STREAM_PARSER and CONFIG_NET_SOCK_MSG; "
@@ -94,6 +99,13 @@ static int relay_bpf_why(struct relay_bpf *b, int e, char *msg, size_t n)
 
 int relay_bpf_open(unsigned int slots, struct relay_bpf **out, char *msg,
 		   size_t n)
+{
+	return relay_bpf_open_edit(slots, NULL, out, msg, n);
+}
+
+int relay_bpf_open_edit(unsigned int slots,
+			void (*edit)(struct bpf_object *obj),
+			struct relay_bpf **out, char *msg, size_t n)
 {
 	libbpf_print_fn_t old = libbpf_set_print(relay_bpf_print);
 	struct relay_bpf *b = calloc(1, sizeof(*b));
@@ -112,6 +124,8 @@ int relay_bpf_open(unsigned int slots, struct relay_bpf **out, char *msg,
 	bpf_map__set_max_entries(b->skel->maps.socks, slots);
 	bpf_map__set_max_entries(b->skel->maps.peers, slots);
 	bpf_map__set_max_entries(b->skel->maps.counts, slots);
+	if (edit)
+		edit(b->skel->obj);
 	e = relay_sockmap__load(b->skel);
 	if (e) {
 		e = relay_bpf_why(b, e < 0 ? e : -errno, msg, n);

@@ -28,6 +28,18 @@ struct relay_bpf_count {
 int relay_bpf_open(unsigned int slots, struct relay_bpf **out, char *msg,
 		   size_t n);
 
+struct bpf_object;
+
+/*
+ * relay_bpf_open() with edit (when not NULL) run on the opened object just
+ * before it is loaded: for the unit test that makes the verifier reject
+ * the program (tests/unit/test_relay_bpf.c). No option or variable of dnd
+ * reaches it.
+ */
+int relay_bpf_open_edit(unsigned int slots,
+			void (*edit)(struct bpf_object *obj),
+			struct relay_bpf **out, char *msg, size_t n);
+
 /* Detaches and frees; NULL is ignored. Sockets still in the map leave it. */
 void relay_bpf_close(struct relay_bpf *b);
 
