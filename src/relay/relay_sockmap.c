@@ -171,9 +171,9 @@ static void relay_sm_after(struct relay *r, struct relay_flow *f)
 }
 
 /*
- * A side's FIN (EPOLLRDHUP), reset or hangup. After a FIN the socket is
- * watched for errors only; after a hangup or an error not at all (they
- * would fire forever).
+ * A side's FIN (EPOLLRDHUP), reset or hangup, or bytes the program left
+ * on it (EPOLLIN). After a FIN the socket is watched for errors only;
+ * after a hangup or an error not at all (they would fire forever).
  */
 static void relay_sm_on_event(struct evloop *el, int fd, void *data,
 			      unsigned int fired)
@@ -181,8 +181,16 @@ static void relay_sm_on_event(struct evloop *el, int fd, void *data,
 	struct relay_flow *f = data;
 	struct relay *r = f->r;
 	int s = fd == f->fd[1], e = 0;
+	struct relay_bpf_count c;
 	socklen_t len = sizeof(e);
 
+	/* Bytes that stayed on this socket (they raise EPOLLIN; redirected
+	 * ones do not): the flow cannot go on in order. */
+	relay_bpf_count(r->sh->bpf, f->slot[s], &c);
+	if (c.passed) {
+		relay_flow_error(r, f, -EPROTO);
+		return;
+	}
 	if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &e, &len) == -1)
 		e = errno;
 	if (e) {
@@ -192,9 +200,11 @@ static void relay_sm_on_event(struct evloop *el, int fd, void *data,
 		f->dir[s].eof = true;
 		evloop_set(el, fd, (fired & DND_EV_ERR) ? 0 : DND_EV_ERR,
 			   NULL, NULL, NULL);
-	} else {
+	} else if (fired & DND_EV_ERR) {
 		f->hup[s] = true;
 		evloop_set(el, fd, 0, NULL, NULL, NULL);
+	} else {
+		return;	/* EPOLLIN seen mid-redirect, nothing left here */
 	}
 	relay_sm_after(r, f);
 }
@@ -223,7 +233,7 @@ void relay_sm_open(struct relay *r, struct relay_flow *f)
 	f->paired = true;
 	e = relay_bpf_pair(r->sh->bpf, f->fd, f->slot, f->cookie);
 	for (i = 0; i < 2 && !e; i++)
-		e = evloop_set(&r->el, f->fd[i], DND_EV_RDHUP, relay_sm_on_event,
+		e = evloop_set(&r->el, f->fd[i], DND_EV_READ, relay_sm_on_event,
 			       relay_sm_on_event, f);
 	if (e) {
 		relay_flow_error(r, f, e);

@@ -53,6 +53,15 @@ int dnd_relay_verdict(struct __sk_buff *skb)
 		return SK_DROP;
 	self = p->self;
 	c = bpf_map_lookup_elem(&counts, &self);
+	/*
+	 * Once one skb of this socket stayed behind (no peer in the map yet),
+	 * every later one stays too: redirected, it would reach the peer
+	 * ahead of the ones left here. The relay resets the flow.
+	 */
+	if (c && c->passed) {
+		__sync_fetch_and_add(&c->passed, skb->len);
+		return SK_PASS;
+	}
 	if (bpf_sk_redirect_map(skb, &socks, p->peer, 0) != SK_PASS) {
 		/* The peer is not in the map: keep the bytes on this socket
 		 * (the relay sees them and resets the flow). */
