@@ -138,6 +138,9 @@ spid=$BPID
 wait_listen "$rl"
 rpid=$(pgrep -P "$spid" | head -n1)
 [ -n "$rpid" ] || fail "no relay under strace: $(cat "$T/relay.log")"
+# A SIGTERM to strace at exit leaves its tracee running (and a relay
+# with open flows waits out --grace): end it at once on a failure.
+_cleanup_hooks+=('[ -z "$rpid" ] || kill -KILL "$rpid" 2>/dev/null')
 echo go >&"$GO"
 wait "$race"
 rc=$?
@@ -151,6 +154,7 @@ ok "target writes on accept, $flows flows: $exact byte-exact, $resets reset, non
 
 kill -TERM "$rpid"
 wait "$spid" || fail "relay (under strace) exit $?: $(cat "$T/relay.log")"
+rpid=
 # The relay's own count of the flows it reset for the race agrees.
 [ "$(jnum "$T/relay.log" completed)" = "$exact" ] ||
 	fail "relay completed $(jnum "$T/relay.log" completed), clients saw $exact whole: $(cat "$T/relay.log")"
