@@ -27,15 +27,35 @@ run() {
 	grep '^{' <<<"$OUT" >"$T/$name.json"
 	wait_for "$BPID" 20 || fail "$name: recv exited $?: $(cat "$T/$name.r")"
 }
-# within NAME ASKED: the achieved rate within 10% of ASKED bytes/s.
+# within NAME ASKED: the achieved rate within 10% of ASKED bytes/s. Over
+# the cap fails at once (pacing is a ceiling, not load-dependent); under it
+# returns 1, so that paced_run can try again: on a loaded machine (CI,
+# sanitizers) a run can fall short of the cap for reasons not the pacer's.
 within() {
 	local got asked
 	asked=$(jq -r .rate_asked_bytes_per_s "$T/$1.json")
 	got=$(jq -r .rate_achieved_bytes_per_s "$T/$1.json")
 	[ "$asked" = "$2" ] || fail "$1: rate_asked_bytes_per_s $asked, wanted $2"
-	awk -v g="$got" -v a="$2" 'BEGIN { exit !(g >= 0.9 * a && g <= 1.1 * a) }' ||
-		fail "$1: achieved $got B/s, asked $2 (outside +-10%)"
-	ok "$1: achieved $got B/s of $2 asked"
+	awk -v g="$got" -v a="$2" 'BEGIN { exit !(g <= 1.1 * a) }' ||
+		fail "$1: achieved $got B/s, over the asked $2 by more than 10%"
+	if awk -v g="$got" -v a="$2" 'BEGIN { exit !(g >= 0.9 * a) }'; then
+		ok "$1: achieved $got B/s of $2 asked"
+		return 0
+	fi
+	SHORT+=" $got"
+	return 1
+}
+# paced_run NAME ASKED SEND-ARGS...: run, then within; up to 3 runs while
+# the achieved rate falls short of the -10% bound (never when over it).
+paced_run() {
+	local name=$1 asked=$2 i
+	shift 2
+	SHORT=
+	for i in 1 2 3; do
+		run "$name" "$@"
+		within "$name" "$asked" && return 0
+	done
+	fail "$name: achieved under 90% of $asked B/s in 3 runs:$SHORT"
 }
 
 # Cubic paces at the cap; bbr (this machine's default) spends an eighth of
@@ -43,11 +63,9 @@ within() {
 # loaded machine (measured: 191.7-194.4 MB/s against cubic's 196.3-198):
 # within 10% still, but the check pins cubic to keep its margin. -P 2
 # below runs the kernel's default.
-run paced --rate 200M -C cubic -l 600M /dev/zero
-within paced 200000000
+paced_run paced 200000000 --rate 200M -C cubic -l 600M /dev/zero
 
-run split -P 2 --rate 100M -l 200M /dev/zero
-within split 100000000
+paced_run split 100000000 -P 2 --rate 100M -l 200M /dev/zero
 [ "$(jq -r .streams "$T/split.json")" = 2 ] || fail "split: not 2 streams"
 
 random_file "$T/src" 20000000
@@ -66,7 +84,7 @@ expect_exit 0 timeout 60 "$DND" recv -c 127.0.0.1 -p "$PORT" \
 grep '^{' <<<"$OUT" | jq .peer_report >"$T/served.json"
 [ "$(grep '^{' <<<"$OUT" | jq -r .rate_asked_bytes_per_s)" = null ] ||
 	fail "the pulling client reports a rate it did not ask: $OUT"
-within served 100000000
+within served 100000000 || fail "served: achieved$SHORT B/s, under 90% of 100 MB/s"
 kill -TERM "$BPID"
 
 # The text report: achieved against asked, a percentage beside.
