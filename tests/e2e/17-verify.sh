@@ -92,27 +92,27 @@ if command -v strace >/dev/null; then
 		wait_recv
 		[ "$RRC" = 0 ] || fail "strace'd $1: exit $RRC: $(cat "$T/r.log")"
 		cmp -s "$T/src" "$D/dst" || fail "strace'd $1: the landed file differs"
-		grep -cE "^[0-9]+ +(mmap|pread64|read)\(.*<$D/" "$T/st.$1"
+		R=$(grep -cE "^[0-9]+ +(mmap|pread64|read)\(.*<$D/" "$T/st.$1")
 	}
-	r=$(traced rw "-m rw")
+	traced rw "-m rw"; r=$R
 	[ "$r" = 0 ] || fail "rw as received read the landed file: $(grep "<$D/" "$T/st.rw")"
-	r=$(traced rw-back "-m rw --verify readback")
+	traced rw-back "-m rw --verify readback"; r=$R
 	[ "$r" -gt 0 ] || fail "rw --verify readback: no read of the landed file: $(cat "$T/st.rw-back")"
 	# -P 4 over a file whose ranges are 2 MiB or more (4 real ranges).
 	cp "$T/src" "$T/src1"
 	random_file "$T/src" $(((9 << 20) + 5))
-	r=$(traced rw4 "-m rw" "-P 4")
+	traced rw4 "-m rw" "-P 4"; r=$R
 	[ "$r" = 0 ] || fail "rw -P 4 as received read the landed file: $(grep "<$D/" "$T/st.rw4")"
 	grep -qF "each of 4 ranges against the sender's" "$T/r.log" ||
 		fail "rw -P 4: not verified range by range: $(cat "$T/r.log")"
-	r=$(traced rw4-back "-m rw --verify readback" "-P 4")
+	traced rw4-back "-m rw --verify readback" "-P 4"; r=$R
 	[ "$r" -gt 0 ] || fail "rw -P 4 --verify readback: no read of the landed file"
 	if usable uring; then
-		r=$(traced direct --direct)
+		traced direct --direct; r=$R
 		[ "$r" = 0 ] || fail "--direct as received read the landed file: $(grep "<$D/" "$T/st.direct")"
-		r=$(traced direct-back "--direct --verify readback")
+		traced direct-back "--direct --verify readback"; r=$R
 		[ "$r" -gt 0 ] || fail "--direct --verify readback: no read of the landed file"
-		r=$(traced direct4 --direct "-P 4")
+		traced direct4 --direct "-P 4"; r=$R
 		[ "$r" = 0 ] || fail "--direct -P 4 as received read the landed file: $(grep "<$D/" "$T/st.direct4")"
 	fi
 	mv "$T/src1" "$T/src"

@@ -19,8 +19,10 @@ next_port; rl=$PORT
 flows=5
 
 # race.py TARGET RELAY FLOWS: one process, non-blocking: the target side
-# accepts, writes 64 KiB of 4-byte big-endian counters at once, 1 KiB
-# every 10 ms, shuts down writing and reads to EOF; each client connects through the relay and
+# accepts, writes 64 KiB of 4-byte big-endian counters, 1 KiB every 10 ms
+# (at once for the first 3 targets it accepts; 3 s later for the others,
+# long after their flows were paired: those must arrive whole), shuts down
+# writing and reads to EOF; each client connects through the relay and
 # reads to EOF or a reset, checking every byte against the counters at its
 # offset, then closes (a client that shut down writing before its target
 # connected would be reset for that alone: a sockmap admits only
@@ -50,11 +52,36 @@ for _ in range(flows):
 exact = reset = 0
 targets = {}
 due = {}
+accepted = 0
+
+def write_due():
+    # 1 KiB every 10 ms: bytes keep arriving all through the relay's
+    # pairing of the flow.
+    now = time.monotonic()
+    for s in [t for t in targets if targets[t] < len(pattern) and due[t] <= now]:
+        due[s] += 0.01
+        try:
+            targets[s] += s.send(pattern[targets[s]:targets[s] + 1024])
+        except BlockingIOError:
+            pass
+        except OSError:
+            targets[s] = len(pattern)	# reset: stop writing
+        if targets[s] >= len(pattern):
+            try:
+                s.shutdown(socket.SHUT_WR)
+            except OSError:
+                pass	# the relay reset it already
+
 while clients or targets:
-    if time.monotonic() > deadline:
+    now = time.monotonic()
+    if now > deadline:
         print("timed out: %d clients, %d targets left" % (len(clients), len(targets)))
         sys.exit(1)
-    for key, ev in sel.select(0.002):
+    writing = [due[t] for t in targets if targets[t] < len(pattern)]
+    wait = min([0.05] + [max(0.0, d - now) for d in writing])
+    events = sel.select(wait)
+    write_due()
+    for key, ev in events:
         kind, _ = key.data
         s = key.fileobj
         if kind == "listen":
@@ -64,26 +91,11 @@ while clients or targets:
                 continue
             t.setblocking(False)
             targets[t] = 0
-            due[t] = time.monotonic()
-            sel.register(t, selectors.EVENT_READ | selectors.EVENT_WRITE, ("target", None))
+            due[t] = time.monotonic() + (0 if accepted < 3 else 3)
+            accepted += 1
+            sel.register(t, selectors.EVENT_READ, ("target", None))
+            write_due()
         elif kind == "target":
-            # 1 KiB every 10 ms: bytes keep arriving all through the
-            # relay's pairing of the flow.
-            if ev & selectors.EVENT_WRITE and targets[s] < len(pattern) and \
-                    time.monotonic() >= due[s]:
-                due[s] += 0.01
-                try:
-                    targets[s] += s.send(pattern[targets[s]:targets[s] + 1024])
-                except BlockingIOError:
-                    pass
-                except OSError:
-                    targets[s] = len(pattern)	# reset: stop writing
-                if targets[s] >= len(pattern):
-                    try:
-                        s.shutdown(socket.SHUT_WR)
-                    except OSError:
-                        pass	# the relay reset it already
-                    sel.modify(s, selectors.EVENT_READ, ("target", None))
             if ev & selectors.EVENT_READ:
                 try:
                     b = s.recv(65536)
@@ -150,10 +162,11 @@ exact=$(echo "$out" | sed -n 's/^exact \([0-9]*\) reset \([0-9]*\)$/\1/p')
 resets=$(echo "$out" | sed -n 's/^exact \([0-9]*\) reset \([0-9]*\)$/\2/p')
 [ -n "$exact" ] && [ $((exact + resets)) = "$flows" ] || fail "race: $out"
 [ "$resets" -gt 0 ] || fail "the race did not happen (no flow reset): $out"
+[ "$exact" -gt 0 ] || fail "no flow whose target wrote after pairing arrived whole: $out"
 ok "target writes on accept, $flows flows: $exact byte-exact, $resets reset, none reordered"
 
 kill -TERM "$rpid"
-wait "$spid" || fail "relay (under strace) exit $?: $(cat "$T/relay.log")"
+wait_for "$spid" 20 || fail "relay (under strace) exit $?: $(cat "$T/relay.log")"
 rpid=
 # The relay's own count of the flows it reset for the race agrees.
 [ "$(jnum "$T/relay.log" completed)" = "$exact" ] ||

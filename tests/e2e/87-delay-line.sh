@@ -56,7 +56,7 @@ over() {
 
 median3() { printf '%s\n' "$@" | sort -g | sed -n 2p; }
 
-delayline_up --delay 20 --rate 400mbit --mtu 9000 --seconds 50 ||
+delayline_up --delay 20 --rate 400mbit --mtu 9000 --seconds 300 ||
 	fail "the delay line did not come up"
 auto=() fixed=()
 for _ in 1 2 3; do
@@ -79,7 +79,7 @@ ok "20 ms, 400 Mbit/s: default window median $ma MB/s (${auto[*]}) >= 0.9 x -w 1
 
 head -c $((8 << 20)) "$T/src" >"$T/src8"
 delayline_up --delay 20 --rate 400mbit --mtu 9000 --loss 1 --seed 25 \
-	--seconds 30 || fail "the lossy line did not come up"
+	--seconds 300 || fail "the lossy line did not come up"
 over default "$T/src8"
 delayline_down >"$T/dl.out"
 out=$(cat "$T/dl.out")

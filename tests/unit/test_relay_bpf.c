@@ -26,6 +26,9 @@ static void array_for_sockmap(struct bpf_object *obj)
 		bpf_map__set_type(m, BPF_MAP_TYPE_ARRAY);
 }
 
+static const char verifier_said[] =
+	"the kernel's BPF verifier rejected the sockmap program (";
+
 int main(void)
 {
 	struct relay_bpf *b = NULL;
@@ -50,9 +53,8 @@ int main(void)
 	e = relay_bpf_open_edit(2, array_for_sockmap, &b, msg, sizeof(msg));
 	CHECK(e == -EINVAL && !b, "a rejected program: -EINVAL, no handle "
 	      "(got %d)", e);
-	CHECK(!strncmp(msg, "the kernel's BPF verifier rejected the sockmap "
-		       "program (", 55), "the message names the verifier: %s",
-	      msg);
+	CHECK(!strncmp(msg, verifier_said, sizeof(verifier_said) - 1),
+	      "the message names the verifier: %s", msg);
 	CHECK(strstr(msg, "cannot pass map_type 2 into func "
 			  "bpf_sk_redirect_map") != NULL,
 	      "and gives its reason");
