@@ -11,8 +11,10 @@
 # counters; without CMD the line stays up until its --seconds (default 300)
 # or Ctrl-C. Everything (namespaces, devices, forwarder) goes at exit.
 # DELAYLINE names the forwarder (default build/tests/tools/delayline, made
-# by `make tools`). MTU 9000 unless --mtu says otherwise: the forwarder's
-# ceiling is a packet rate, so bigger packets carry more.
+# by `make tools`). MTU 9000 unless --mtu says otherwise: TCP arrives in
+# GSO super-packets of up to 64 KiB whatever the MTU, but with --loss (no
+# GSO, see the forwarder) the ceiling is a packet rate and bigger packets
+# carry more.
 #
 # Sourced (". scripts/delayline.sh"), it gives delayline_up OPTIONS... and
 # delayline_down, for scripts that run many rounds on one line; the caller

@@ -5,8 +5,10 @@
 # autotuning (send and recv's default) lands byte-exact, is not slower than
 # the same transfer at -w 128Ki (medians of 3 alternating rounds; the gap is
 # structural: 128 KiB per 20 ms is a few MB/s, the line carries 50), and
-# the kernel saw the round trip; the line carried every byte. At 1% loss a
-# transfer still lands byte-exact, and the line says it dropped packets.
+# the kernel saw the round trip; the line carried every byte, as GSO
+# super-packets (its ceiling). At 1% loss a transfer still lands byte-exact,
+# the line says it dropped packets, and it forwarded no super-packet (loss
+# is per packet, so it asks the kernel to segment first).
 . "$(dirname "$0")/lib.sh"
 [ "$(id -u)" = 0 ] || skip "network namespaces need root"
 [ -c /dev/net/tun ] || skip "no /dev/net/tun (this kernel lacks TUN)"
@@ -75,7 +77,12 @@ out=$(cat "$T/dl.out")
 carried=$(sed -n 's/^delayline: a>b forwarded [0-9]* packets \([0-9]*\) bytes.*/\1/p' <<<"$out")
 [ -n "$carried" ] && [ "$carried" -ge $((6 * SIZE)) ] ||
 	fail "the line carried ${carried:-no} bytes a>b, not the 6 transfers: $out"
-ok "20 ms, 400 Mbit/s: default window median $ma MB/s (${auto[*]}) >= 0.9 x -w 128Ki median $mf MB/s (${fixed[*]}), byte-exact, rtt >= 20 ms"
+# super DIRECTION: the GSO super-packets the line forwarded that way
+super() { sed -n "s/^delayline: $1 .*, super-packets \([0-9]*\)\$/\1/p" <<<"$out"; }
+sp=$(super 'a>b')
+[ -n "$sp" ] && [ "$sp" -gt 0 ] ||
+	fail "the line forwarded ${sp:-no} GSO super-packets a>b: the kernel segmented for it: $out"
+ok "20 ms, 400 Mbit/s: default window median $ma MB/s (${auto[*]}) >= 0.9 x -w 128Ki median $mf MB/s (${fixed[*]}), byte-exact, rtt >= 20 ms, $sp super-packets a>b"
 
 head -c $((8 << 20)) "$T/src" >"$T/src8"
 delayline_up --delay 20 --rate 400mbit --mtu 9000 --loss 1 --seed 25 \
@@ -86,4 +93,6 @@ out=$(cat "$T/dl.out")
 ! grep -qv '^delayline: ' "$T/dl.out" || fail "the line's forwarder said more than its counters: $out"
 lost=$(sed -n 's/^delayline: a>b .*, lost \([0-9]*\),.*/\1/p' <<<"$out")
 [ -n "$lost" ] && [ "$lost" -gt 0 ] || fail "1% loss dropped ${lost:-no} packets a>b: $out"
+[ "$(super 'a>b')" = 0 ] ||
+	fail "with --loss the line forwarded super-packets: one loss would drop many segments: $out"
 ok "1% loss: byte-exact at $MBS MB/s, the line dropped $lost packets a>b"

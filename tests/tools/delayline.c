@@ -7,17 +7,30 @@
  *             [--burst BYTES] [--queue BYTES] [--loss PCT] [--seed N]
  *             [--mtu N] [--hold BYTES] [--seconds N] [--packets N]
  *
- * creates a TUN device (IFF_TUN|IFF_NO_PI, MTU --mtu) named DEV inside
+ * creates a TUN device (IFF_TUN|IFF_NO_PI|IFF_VNET_HDR, MTU --mtu) named DEV inside
  * namespace NS (/run/netns/NS; "-" for the current one) for each side,
  * prints "delayline: ready" and forwards every packet one side's kernel
  * sends to the other side's device, until --seconds pass, --packets have
  * been forwarded, or SIGTERM/SIGINT. The devices vanish when it exits.
  * scripts/delayline.sh gives them addresses and routes.
  *
+ * GSO: the devices offer TSO4/TSO6 (and USO when the kernel has it) and
+ * checksum offload, so the kernel hands over TCP and UDP super-packets of
+ * up to 64 KiB (one read) instead of MTU-sized ones, each led by its
+ * virtio_net_hdr; the forwarder writes header and packet unchanged into
+ * the other device, whose kernel takes them as the segments they stand
+ * for. Rate, queue and the byte counters count what a real wire would
+ * carry: every segment with its own IP and TCP/UDP headers. But the hold
+ * and the token bucket act on a whole super-packet: its segments leave
+ * together, a burst of up to 64 KiB (0.5 ms at 1 Gbit/s) where a router
+ * would space them. With --loss the devices offer no TSO/USO: the kernel
+ * segments first, so loss stays per packet (one drop never takes a whole
+ * super-packet), at the old packet-rate ceiling.
+ *
  * What it emulates, per direction, in this order:
  *  - loss: each packet is dropped with probability PCT % (a splitmix64
  *    stream from --seed, so a run is repeatable for a given packet order);
- *  - a bottleneck of RATE bits/s with a token bucket of --burst bytes
+ *  - a bottleneck of RATE bits/s (wire bytes) with a token bucket of --burst bytes
  *    (default max(2 MTU, 1 ms of RATE)) and a drop-tail buffer of --queue
  *    bytes in front of it (default the bandwidth-delay product plus a
  *    quarter plus 64 KiB): a packet that would wait behind more than
@@ -38,16 +51,24 @@
  * each TUN device (txqueuelen packets) sits before the forwarder; its drops
  * show in `ip -s link`, not here.
  *
- * At exit it prints one line per direction:
+ * At exit it prints one line per direction and its own CPU time:
  *   delayline: a>b forwarded P packets B bytes, lost L, queue-full Q,
- *     hold-full H, write-errors W, peak-queue Z bytes, left N
+ *     hold-full H, write-errors W, peak-queue Z bytes, left N,
+ *     super-packets S
+ *   delayline: cpu U s user, S s system, over T s
+ * P and B count wire packets and bytes (a super-packet's segments), S the
+ * GSO super-packets among the frames; lost, queue-full, hold-full,
+ * write-errors and left count frames.
  * Exit 0 when it ran to its bound or a signal, 1 on a failure, 2 on a
  * usage error.
  */
+#include <endian.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <malloc.h>
 #include <net/if.h>
+#include <netinet/in.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdint.h>
@@ -56,16 +77,24 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/ioctl.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/timerfd.h>
 #include <time.h>
 #include <unistd.h>
 #include <linux/if_tun.h>
+#include <linux/virtio_net.h>
+
+#ifndef TUN_F_USO4
+#define TUN_F_USO4	0x20
+#define TUN_F_USO6	0x40
+#endif
 
 #define NSEC		1000000000ULL
 #define BATCH		64		/* packets read from one side per wakeup */
-#define MAX_PKT		65536		/* largest TUN frame */
+#define VHDR		((uint32_t)sizeof(struct virtio_net_hdr))
+#define MAX_PKT		(VHDR + 65536)	/* largest TUN frame */
 #define DEF_HOLD	(256ULL << 20)
 #define DEF_SECONDS	300
 
@@ -73,7 +102,9 @@ struct pkt {
 	struct pkt *next;
 	uint64_t dep;			/* leaves the bottleneck (ns) */
 	uint64_t rel;			/* written to the other side (ns) */
-	uint32_t len;
+	uint32_t len;			/* frame: virtio_net_hdr + packet */
+	uint32_t segs;			/* packets on a real wire */
+	uint64_t wire;			/* their bytes */
 	unsigned char data[];
 };
 
@@ -85,7 +116,7 @@ struct dir {
 	uint64_t backlog;		/* bytes waiting for tokens */
 	uint64_t held;			/* bytes in the FIFO */
 	uint64_t tat;			/* when the bucket is full again (ns) */
-	uint64_t fwd_pkts, fwd_bytes, lost, qdrops, hdrops, werrs, peak;
+	uint64_t fwd_pkts, fwd_bytes, fwd_gso, lost, qdrops, hdrops, werrs, peak;
 };
 
 struct cfg {
@@ -242,7 +273,8 @@ static void parse_args(struct cfg *c, int argc, char **argv)
 	if (c->rate && c->rate < 8000)
 		usage("--rate below 8kbit is not a line");
 	c->loss_all = loss >= 100;
-	c->loss = (uint64_t)(loss / 100 * 18446744073709551615.0);
+	c->loss = c->loss_all ? UINT64_MAX :
+		  (uint64_t)(loss / 100 * 18446744073709551615.0);
 	if (!have_burst) {
 		c->burst = c->rate / 8 / 1000;
 		if (c->burst < 2ULL * c->mtu)
@@ -260,9 +292,12 @@ static void parse_args(struct cfg *c, int argc, char **argv)
 		c->queue = c->mtu;	/* one packet always fits */
 }
 
-/* A TUN device @dev inside namespace @ns (current one when "-"). */
-static int open_tun(const char *ns, const char *dev, unsigned int mtu)
+/* A TUN device @dev inside namespace @ns (current one when "-"), every
+ * frame led by a virtio_net_hdr; @gso: the kernel may hand it TCP and UDP
+ * super-packets (TSO/USO) instead of segmenting them first. */
+static int open_tun(const char *ns, const char *dev, unsigned int mtu, int gso)
 {
+	unsigned int off = TUN_F_CSUM;
 	struct ifreq ifr;
 	int self = -1, fd = -1, sk = -1, err = 0;
 
@@ -288,10 +323,18 @@ static int open_tun(const char *ns, const char *dev, unsigned int mtu)
 		exit(1);
 	}
 	memset(&ifr, 0, sizeof(ifr));
-	ifr.ifr_flags = IFF_TUN | IFF_NO_PI;
+	ifr.ifr_flags = IFF_TUN | IFF_NO_PI | IFF_VNET_HDR;
 	snprintf(ifr.ifr_name, IFNAMSIZ, "%s", dev);
 	if (ioctl(fd, TUNSETIFF, &ifr)) {
 		fprintf(stderr, "delayline: TUNSETIFF %s: %s\n", dev, strerror(errno));
+		exit(1);
+	}
+	if (gso)
+		off |= TUN_F_TSO4 | TUN_F_TSO6 | TUN_F_TSO_ECN;
+	/* USO (Linux 6.2+) when the kernel knows it, else TSO alone */
+	if ((!gso || ioctl(fd, TUNSETOFFLOAD, off | TUN_F_USO4 | TUN_F_USO6)) &&
+	    ioctl(fd, TUNSETOFFLOAD, off)) {
+		fprintf(stderr, "delayline: TUNSETOFFLOAD %s: %s\n", dev, strerror(errno));
 		exit(1);
 	}
 	sk = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
@@ -314,11 +357,53 @@ static int open_tun(const char *ns, const char *dev, unsigned int mtu)
 	return fd;
 }
 
+/*
+ * The packets and bytes frame @f of @len bytes would be on a real wire: a
+ * GSO super-packet (gso_type set) is cut into gso_size-byte segments that
+ * each carry its IP and TCP/UDP headers. Anything it cannot parse counts
+ * as the one packet it is.
+ */
+static void wire_size(const unsigned char *f, uint32_t len, uint32_t *segs,
+		      uint64_t *wire)
+{
+	struct virtio_net_hdr h;
+	const unsigned char *ip = f + VHDR;
+	uint32_t n = len - VHDR, l3, l4, pay, gs;
+	unsigned char proto;
+
+	*segs = 1;
+	*wire = n;
+	memcpy(&h, f, sizeof(h));
+	gs = le16toh(h.gso_size);
+	if ((h.gso_type & ~VIRTIO_NET_HDR_GSO_ECN) == VIRTIO_NET_HDR_GSO_NONE ||
+	    !gs || n < 40)
+		return;
+	if (ip[0] >> 4 == 4)
+		l3 = (ip[0] & 15) * 4U, proto = ip[9];
+	else if (ip[0] >> 4 == 6)
+		l3 = 40, proto = ip[6];
+	else
+		return;
+	if (l3 < 20 || l3 + 20 > n)
+		return;
+	if (proto == IPPROTO_TCP)
+		l4 = (ip[l3 + 12] >> 4) * 4U;
+	else if (proto == IPPROTO_UDP)
+		l4 = 8;
+	else
+		return;
+	if (l4 < 8 || l3 + l4 >= n)
+		return;
+	pay = n - l3 - l4;
+	*segs = (pay + gs - 1) / gs;
+	*wire = n + (uint64_t)(*segs - 1) * (l3 + l4);
+}
+
 /* Packets whose departure time has come are past the bottleneck. */
 static void settle(struct dir *d, uint64_t now)
 {
 	while (d->wait && d->wait->dep <= now) {
-		d->backlog -= d->wait->len;
+		d->backlog -= d->wait->wire;
 		d->wait = d->wait->next;
 	}
 }
@@ -326,10 +411,12 @@ static void settle(struct dir *d, uint64_t now)
 static void enqueue(struct dir *d, const struct cfg *c, const unsigned char *buf,
 		    uint32_t len, uint64_t now)
 {
-	uint64_t dep = now;
+	uint64_t dep = now, wire;
+	uint32_t segs;
 	struct pkt *p;
 
 	settle(d, now);
+	wire_size(buf, len, &segs, &wire);
 	if (c->loss_all || (c->loss && splitmix64() < c->loss)) {
 		d->lost++;
 		return;
@@ -341,11 +428,11 @@ static void enqueue(struct dir *d, const struct cfg *c, const unsigned char *buf
 	if (c->rate) {
 		/* token bucket as its virtual time: tokens at t are
 		 * burst - (tat - t) * rate; len may go once they reach len */
-		uint64_t cost = (uint64_t)len * 8 * NSEC / c->rate;
-		uint64_t slack = len < c->burst ?
-				 (c->burst - len) * 8 * NSEC / c->rate : 0;
+		uint64_t cost = wire * 8 * NSEC / c->rate;
+		uint64_t slack = wire < c->burst ?
+				 (c->burst - wire) * 8 * NSEC / c->rate : 0;
 
-		if (d->backlog + len > c->queue) {
+		if (d->backlog + wire > c->queue) {
 			d->qdrops++;
 			return;
 		}
@@ -364,6 +451,8 @@ static void enqueue(struct dir *d, const struct cfg *c, const unsigned char *buf
 	p->dep = dep;
 	p->rel = dep + c->oneway;
 	p->len = len;
+	p->segs = segs;
+	p->wire = wire;
 	memcpy(p->data, buf, len);
 	if (d->tail)
 		d->tail->next = p;
@@ -374,7 +463,7 @@ static void enqueue(struct dir *d, const struct cfg *c, const unsigned char *buf
 	if (dep > now) {
 		if (!d->wait)
 			d->wait = p;
-		d->backlog += len;
+		d->backlog += wire;
 		if (d->backlog > d->peak)
 			d->peak = d->backlog;
 	}
@@ -395,14 +484,15 @@ static int pump(struct dir *d, const struct cfg *c)
 				strerror(errno));
 			return -1;
 		}
-		if (n == 0)
+		if (n <= (ssize_t)VHDR)
 			return 0;
 		enqueue(d, c, buf, (uint32_t)n, now_ns());
 	}
 	return 0;
 }
 
-/* Writes every packet whose release time has come; returns packets sent. */
+/* Writes every frame whose release time has come; returns the wire
+ * packets sent (what --packets bounds). */
 static uint64_t flush(struct dir *d, uint64_t now)
 {
 	uint64_t sent = 0;
@@ -412,9 +502,10 @@ static uint64_t flush(struct dir *d, uint64_t now)
 		struct pkt *p = d->head;
 
 		if (write(d->out, p->data, p->len) == (ssize_t)p->len) {
-			d->fwd_pkts++;
-			d->fwd_bytes += p->len;
-			sent++;
+			d->fwd_pkts += p->segs;
+			d->fwd_bytes += p->wire;
+			d->fwd_gso += p->segs > 1;
+			sent += p->segs;
 		} else {
 			d->werrs++;
 		}
@@ -441,8 +532,9 @@ static void report(struct dir *d)
 	printf("delayline: %s forwarded %" PRIu64 " packets %" PRIu64 " bytes, "
 	       "lost %" PRIu64 ", queue-full %" PRIu64 ", hold-full %" PRIu64
 	       ", write-errors %" PRIu64 ", peak-queue %" PRIu64 " bytes, left %"
-	       PRIu64 "\n", d->name, d->fwd_pkts, d->fwd_bytes, d->lost,
-	       d->qdrops, d->hdrops, d->werrs, d->peak, left);
+	       PRIu64 ", super-packets %" PRIu64 "\n", d->name, d->fwd_pkts,
+	       d->fwd_bytes, d->lost, d->qdrops, d->hdrops, d->werrs, d->peak,
+	       left, d->fwd_gso);
 }
 
 int main(int argc, char **argv)
@@ -450,12 +542,17 @@ int main(int argc, char **argv)
 	struct epoll_event ev, evs[4];
 	struct dir dirs[2];
 	struct cfg c;
-	uint64_t deadline, armed = 0, total = 0;
+	uint64_t start, deadline, armed = 0, total = 0;
+	struct rusage ru;
 	const char *why = "time";
 	sigset_t mask;
 	int ep, tfd, sfd, a, b, rc = 0;
 
 	parse_args(&c, argc, argv);
+	/* held frames come and go by the 64 KiB: keep the heap, do not
+	 * give it back to the kernel (brk) and take it again each time */
+	mallopt(M_TRIM_THRESHOLD, 64 << 20);
+	mallopt(M_MMAP_THRESHOLD, 1 << 20);
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	prng = c.seed;
 
@@ -471,8 +568,9 @@ int main(int argc, char **argv)
 		perror("delayline: signalfd/timerfd/epoll");
 		return 1;
 	}
-	a = open_tun(c.ns[0], c.dev[0], c.mtu);
-	b = open_tun(c.ns[1], c.dev[1], c.mtu);
+	/* loss drops whole frames: segments, so that --loss is per packet */
+	a = open_tun(c.ns[0], c.dev[0], c.mtu, !c.loss);
+	b = open_tun(c.ns[1], c.dev[1], c.mtu, !c.loss);
 	memset(dirs, 0, sizeof(dirs));
 	dirs[0].name = "a>b", dirs[0].in = a, dirs[0].out = b;
 	dirs[1].name = "b>a", dirs[1].in = b, dirs[1].out = a;
@@ -490,11 +588,13 @@ int main(int argc, char **argv)
 		return 1;
 	}
 
-	deadline = now_ns() + (uint64_t)c.seconds * NSEC;
+	start = now_ns();
+	deadline = start + (uint64_t)c.seconds * NSEC;
 	printf("delayline: ready a=%s:%s b=%s:%s delay %.3f ms rate %" PRIu64
-	       " bit/s burst %" PRIu64 " queue %" PRIu64 " bytes mtu %u\n",
+	       " bit/s burst %" PRIu64 " queue %" PRIu64 " bytes mtu %u gso %s\n",
 	       c.ns[0], c.dev[0], c.ns[1], c.dev[1],
-	       (double)c.oneway * 2 / 1e6, c.rate, c.burst, c.queue, c.mtu);
+	       (double)c.oneway * 2 / 1e6, c.rate, c.burst, c.queue, c.mtu,
+	       c.loss ? "off (--loss)" : "on");
 
 	for (;;) {
 		uint64_t now = now_ns(), next = deadline;
@@ -554,5 +654,11 @@ out:
 	printf("delayline: stopped by %s\n", rc ? "an error" : why);
 	report(&dirs[0]);
 	report(&dirs[1]);
+	if (!getrusage(RUSAGE_SELF, &ru))
+		printf("delayline: cpu %ld.%03ld s user, %ld.%03ld s system, "
+		       "over %.3f s\n", (long)ru.ru_utime.tv_sec,
+		       (long)ru.ru_utime.tv_usec / 1000, (long)ru.ru_stime.tv_sec,
+		       (long)ru.ru_stime.tv_usec / 1000,
+		       (double)(now_ns() - start) / NSEC);
 	return rc;
 }
