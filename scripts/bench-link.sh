@@ -6,7 +6,8 @@
 # rounds, iperf3 through the same line in the same run:
 #   dnd at its default window (autotuning), dnd -w 128Ki (the 2006
 #   program's window, fewer bytes: it is slow), iperf3 at its defaults,
-#   and dnd -P 4 beside iperf3 -P 4.
+#   dnd -C bbr beside iperf3 -C bbr (the default is the kernel's, cubic
+#   here), and dnd -P 4 beside iperf3 -P 4.
 # First it measures the line's own ceiling (iperf3 at --delay 0, no rate,
 # 5 s); when the asked rate is above it, the line runs at the ceiling.
 # Usage: scripts/bench-link.sh [--delay 50ms] [--rate 1gbit] [--size 1Gi]
@@ -42,37 +43,40 @@ port=$((20000 + RANDOM % 10000))
 # up ARGS...: the line, or exit saying why.
 up() { delayline_up --mtu "$mtu" --seconds 3600 "$@" || exit 1; }
 
-# iperf N [BYTES]: iperf3 -P N from A to B; the receiver's MB/s.
+# iperf N [BYTES [ARGS...]]: iperf3 -P N ARGS from A to B (5 s without
+# BYTES or when it is empty); the receiver's MB/s.
 iperf() {
-	local out pid
+	local out pid n=$1 b=${2:-}
+	shift $(($# < 2 ? $# : 2))
 	port=$((port + 1))
 	ip netns exec "$DL_NS_B" timeout 900 iperf3 -s -1 -p "$port" >/dev/null 2>&1 &
 	pid=$!
 	ip netns exec "$DL_NS_B" bash -c ". '$here/scripts/bench-lib.sh'; bench_listening $port" ||
 		{ echo failed; return; }
-	if [ -n "${2:-}" ]; then
-		out=$(ip netns exec "$DL_NS_A" timeout 900 iperf3 -c "$DL_B" -p "$port" \
-			-P "$1" -n "$2" -J 2>/dev/null) || true
+	if [ -n "$b" ]; then
+		set -- -n "$b" "$@"
 	else
-		out=$(ip netns exec "$DL_NS_A" timeout 900 iperf3 -c "$DL_B" -p "$port" \
-			-P "$1" -t 5 -J 2>/dev/null) || true
+		set -- -t 5 "$@"
 	fi
+	out=$(ip netns exec "$DL_NS_A" timeout 900 iperf3 -c "$DL_B" -p "$port" \
+		-P "$n" -J "$@" 2>/dev/null) || true
 	wait "$pid" || true
 	jq -r '.end.sum_received.bits_per_second / 8e6 // "failed"' <<<"$out" 2>/dev/null ||
 		echo failed
 }
 
-# dnd WINDOW N BYTES: dnd send -P N of BYTES zeros, recv -m null, both at
-# -w WINDOW (default: no -w, autotuning); the receiver's MB/s.
+# dnd WINDOW N BYTES [ARGS...]: dnd send -P N ARGS of BYTES zeros, recv
+# -m null, both at -w WINDOW (default: no -w, autotuning); the receiver's MB/s.
 dnd() {
-	local pid w=()
+	local pid w=() n=$2 b=$3
 	[ "$1" = default ] || w=(-w "$1")
+	shift 3
 	port=$((port + 1))
 	ip netns exec "$DL_NS_B" timeout 900 "$DND" recv -p "$port" -m null \
 		"${w[@]}" --json /dev/null >"$dir/r.json" 2>"$dir/r.err" &
 	pid=$!
 	ip netns exec "$DL_NS_A" timeout 900 "$DND" send -c "$DL_B" -p "$port" \
-		"${w[@]}" -P "$2" -l "$3" --connect-timeout 10 /dev/zero \
+		"${w[@]}" -P "$n" -l "$b" --connect-timeout 10 "$@" /dev/zero \
 		>/dev/null 2>"$dir/s.err" || true
 	if wait "$pid"; then
 		jq -r '.mb_per_s' "$dir/r.json"
@@ -96,7 +100,7 @@ fi
 up --delay "$delay" --rate "$use" --loss "$loss"
 rmem=$(ip netns exec "$DL_NS_B" cat /proc/sys/net/ipv4/tcp_rmem)
 wmem=$(ip netns exec "$DL_NS_A" cat /proc/sys/net/ipv4/tcp_wmem)
-cells="auto fixed iperf auto4 iperf4"
+cells="auto fixed iperf bbr iperfbbr auto4 iperf4"
 declare -A v
 for r in $(seq 1 "$rounds"); do
 	for c in $cells; do
@@ -104,6 +108,8 @@ for r in $(seq 1 "$rounds"); do
 		auto) x=$(dnd default 1 "$bytes") ;;
 		fixed) x=$(dnd 128Ki 1 "$slow") ;;
 		iperf) x=$(iperf 1 "$bytes") ;;
+		bbr) x=$(dnd default 1 "$bytes" -C bbr) ;;
+		iperfbbr) x=$(iperf 1 "$bytes" -C bbr) ;;
 		auto4) x=$(dnd default 4 "$bytes") ;;
 		iperf4) x=$(iperf 4 "$bytes") ;;
 		esac
@@ -118,7 +124,7 @@ own=$(times | tail -n1 | awk '{ split($1, u, /[ms]/); split($2, s, /[ms]/)
 
 # shellcheck disable=SC2086
 med() { bench_median ${v[$1]}; }
-ip=$(med iperf) ip4=$(med iperf4)
+ip=$(med iperf) ipb=$(med iperfbbr) ip4=$(med iperf4)
 echo "delay line: round trip $delay, rate $use ($line_mbs MB/s), loss $loss%, MTU $mtu;" \
 	"its ceiling (iperf3 at 0 ms, no rate, 5 s): $ceiling MB/s"
 echo "zero -> null, $size (-w 128Ki: $(numfmt --to=iec-i "$slow")B), $rounds alternating rounds," \
@@ -133,10 +139,17 @@ row() {
 row "dnd (default window)" "$(med auto)" "$ip" "${v[auto]}"
 row "dnd -w 128Ki" "$(med fixed)" "$ip" "${v[fixed]}"
 row "iperf3 (defaults)" "$ip" "$ip" "${v[iperf]}"
+row "dnd -C bbr" "$(med bbr)" "$ipb" "${v[bbr]}"
+row "iperf3 -C bbr" "$ipb" "$ipb" "${v[iperfbbr]}"
 row "dnd -P 4 (default window)" "$(med auto4)" "$ip4" "${v[auto4]}"
 row "iperf3 -P 4" "$ip4" "$ip4" "${v[iperf4]}"
-echo "(-P 4 rows: x-iperf3 is against iperf3 -P 4)"
+echo "(-C bbr and -P 4 rows: x-iperf3 is against iperf3 with the same option)"
 grep -v '^delayline: stopped' "$dir/line.out"
+awk -v w="${wmem##*[[:space:]]}" -v l="$line_mbs" -v d="${delay%ms}" 'BEGIN {
+	bdp = l * 1e6 * d / 1000
+	if (w + 0 < bdp) printf "note: tcp_wmem max %d B is below the line'"'"'s BDP %d B: one stream" \
+		" (dnd or iperf3) sends at most about that much per round trip; -P N, or a" \
+		" larger tcp_wmem max for both programs, lifts it\n", w, bdp }'
 echo "machine: $(nproc) CPUs; others used $(bench_other_pct "$t0" "$t1" "$own")% of them," \
 	"steal $(bench_steal_pct "$t0" "$t1")%, during the run (this run's processes, the" \
 	"forwarder's included, left out; softirq work charged to no process stays in);" \
