@@ -6,8 +6,9 @@
 # rounds, iperf3 through the same line in the same run:
 #   dnd at its default window (autotuning), dnd -w 128Ki (the 2006
 #   program's window, fewer bytes: it is slow), iperf3 at its defaults,
-#   dnd -C bbr beside iperf3 -C bbr (the default is the kernel's, cubic
-#   here), and dnd -P 4 beside iperf3 -P 4.
+#   dnd -C bbr beside iperf3 -C bbr (the other rows run the namespace's
+#   net.ipv4.tcp_congestion_control, which the header names), and dnd -P 4
+#   beside iperf3 -P 4.
 # First it measures the line's own ceiling (iperf3 at --delay 0, no rate,
 # 5 s); when the asked rate is above it, the line runs at the ceiling.
 # Usage: scripts/bench-link.sh [--delay 50ms] [--rate 1gbit] [--size 1Gi]
@@ -100,6 +101,7 @@ fi
 up --delay "$delay" --rate "$use" --loss "$loss"
 rmem=$(ip netns exec "$DL_NS_B" cat /proc/sys/net/ipv4/tcp_rmem)
 wmem=$(ip netns exec "$DL_NS_A" cat /proc/sys/net/ipv4/tcp_wmem)
+cc=$(ip netns exec "$DL_NS_A" cat /proc/sys/net/ipv4/tcp_congestion_control)
 cells="auto fixed iperf bbr iperfbbr auto4 iperf4"
 declare -A v
 for r in $(seq 1 "$rounds"); do
@@ -128,7 +130,7 @@ ip=$(med iperf) ipb=$(med iperfbbr) ip4=$(med iperf4)
 echo "delay line: round trip $delay, rate $use ($line_mbs MB/s), loss $loss%, MTU $mtu;" \
 	"its ceiling (iperf3 at 0 ms, no rate, 5 s): $ceiling MB/s"
 echo "zero -> null, $size (-w 128Ki: $(numfmt --to=iec-i "$slow")B), $rounds alternating rounds," \
-	"receiver's MB/s, medians; tcp_rmem $rmem, tcp_wmem $wmem"
+	"receiver's MB/s, medians; tcp_rmem $rmem, tcp_wmem $wmem, congestion control $cc"
 printf '%-22s %9s %9s %9s  %s\n' cell MB/s x-line x-iperf3 rounds
 row() {
 	awk -v n="$1" -v m="$2" -v l="$line_mbs" -v i="$3" -v all="$4" 'BEGIN {
