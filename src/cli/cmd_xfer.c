@@ -177,6 +177,13 @@ static const struct opt_def xfer_opts[] = {
 	  "of the landed file reads it the same way); the sender "
 	  "reads its file that way, --qd ahead (a cold source)",
 	  OPT_AT(S, direct) },
+	{ .name = "no-sparse", .type = DND_OPT_FLAG, .flags = DND_OPT_F_NEG,
+	  .roles = DND_ROLE_SEND, .group = "The file",
+	  .help = "send holes as zeros (by default a file's holes, found "
+	  "with SEEK_DATA/SEEK_HOLE, are described, not sent, and the "
+	  "receiver leaves them holes)", .misuse = "--no-sparse is the "
+	  "sender's choice; the receiver keeps the holes it is told of",
+	  OPT_AT(S, sparse) },
 	{ .name = "timeout", .type = DND_OPT_SECONDS,
 	  .group = "Checks and report",
 	  .help = "fail after SEC without progress; 0: never",
@@ -565,6 +572,7 @@ static void xfer_defaults(struct xfer_cli *x)
 	o->bsz = 64 * 1024;
 	o->splice_flags = SPLICE_F_MOVE;
 	o->verify = true;
+	o->sparse = true;
 	o->timeout = 60;
 	o->m = method_find("rw");
 	o->streams = 1;

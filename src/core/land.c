@@ -274,12 +274,14 @@ static const char *land_shown(const struct dnd_land *l)
 	return l->label ? l->label : l->target;
 }
 
-int land_reserve(struct dnd_land *l, uint64_t len, char *err, size_t elen)
+int land_reserve(struct dnd_land *l, uint64_t off, uint64_t len, char *err,
+		 size_t elen)
 {
 	int r;
 
 	do
-		r = fallocate(l->fd, FALLOC_FL_KEEP_SIZE, 0, (off_t)len);
+		r = fallocate(l->fd, FALLOC_FL_KEEP_SIZE, (off_t)off,
+			      (off_t)len);
 	while (r == -1 && errno == EINTR);
 	if (!r)
 		return 0;

@@ -87,7 +87,8 @@ int land_open(struct dnd_land *l, const char *target, bool overwrite,
  * 0; -ENOSPC and the like with the cause in err; -EOPNOTSUPP when the
  * file system cannot reserve (err says the space is not reserved).
  */
-int land_reserve(struct dnd_land *l, uint64_t len, char *err, size_t elen);
+int land_reserve(struct dnd_land *l, uint64_t off, uint64_t len, char *err,
+		 size_t elen);
 
 /* Makes the data the target: truncates to size (and syncs that), gives
  * the temporary file the target's permission bits (never its setuid,

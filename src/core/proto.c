@@ -7,6 +7,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/be.h"
@@ -28,6 +29,7 @@ static const char magic_report[4] = { 'D', 'N', 'D', 'Q' };
 static const char magic_port[4] = { 'D', 'N', 'D', 'S' };
 static const char magic_reason[4] = { 'D', 'N', 'D', 'E' };
 static const char magic_ranges[4] = { 'D', 'N', 'D', 'K' };
+static const char magic_extents[4] = { 'D', 'N', 'D', 'X' };
 
 void proto_put_hdr(uint8_t out[DND_HDR_LEN], const struct dnd_hdr *h)
 {
@@ -70,7 +72,8 @@ int proto_get_hdr(const uint8_t in[DND_HDR_LEN], struct dnd_hdr *h, char *why,
 			 h->version, DND_PROTO_VERSION);
 		return -EBADMSG;
 	}
-	if (h->flags & ~DND_HF_SEGMENTED) {
+	if (h->flags & ~(DND_HF_SEGMENTED | DND_HF_SPARSE) ||
+	    (h->flags & DND_HF_SEGMENTED && h->flags & DND_HF_SPARSE)) {
 		snprintf(why, len, "unknown header flags 0x%x", h->flags);
 		return -EBADMSG;
 	}
@@ -109,7 +112,7 @@ int proto_get_accept(const uint8_t in[DND_MSG_LEN], struct dnd_accept *a,
 	a->resume_from = be_get64(in + 8);
 	a->prefix_hash = be_get64(in + 16);
 	if (memcmp(in, magic_acc, 4) || a->status > DND_ST_MAX ||
-	    a->flags & ~(DND_AF_RESUME | DND_AF_VERIFY) ||
+	    a->flags & ~(DND_AF_RESUME | DND_AF_VERIFY | DND_AF_SPARSE) ||
 	    a->resume_from > DND_LEN_MAX ||
 	    (!(a->flags & DND_AF_RESUME) && (a->resume_from || a->prefix_hash))) {
 		snprintf(why, len, "malformed accept message");
@@ -132,7 +135,7 @@ int proto_get_plan(const uint8_t in[DND_MSG_LEN], struct dnd_plan *p,
 	p->flags = be_get16(in + 6);
 	p->start = be_get64(in + 8);
 	if (memcmp(in, magic_plan, 4) || be_get16(in + 4) ||
-	    p->flags & ~(DND_PF_MISMATCH | DND_PF_ACKNOW) ||
+	    p->flags & ~(DND_PF_MISMATCH | DND_PF_ACKNOW | DND_PF_SPARSE) ||
 	    p->start > DND_LEN_MAX ||
 	    !be_zeros(in + 16, 8)) {
 		snprintf(why, len, "malformed plan message");
@@ -311,6 +314,48 @@ int proto_get_ranges(const uint8_t *in, size_t len, unsigned int n,
 	return 0;
 }
 
+void proto_put_extents_head(uint8_t out[DND_EXTENTS_HEAD_LEN], uint32_t n)
+{
+	memcpy(out, magic_extents, 4);
+	be_put32(out + 4, n);
+}
+
+int proto_get_extents_head(const uint8_t in[DND_EXTENTS_HEAD_LEN],
+			   uint32_t *n, char *why, unsigned int len)
+{
+	*n = be_get32(in + 4);
+	if (memcmp(in, magic_extents, 4) || *n > DND_EXTENTS_MAX) {
+		snprintf(why, len, "malformed extent list (head)");
+		return -EBADMSG;
+	}
+	return 0;
+}
+
+void proto_put_extent(uint8_t out[DND_EXTENT_LEN], const struct dnd_extent *e)
+{
+	be_put64(out, e->off);
+	be_put64(out + 8, e->len);
+}
+
+int proto_get_extent(const uint8_t in[DND_EXTENT_LEN], uint64_t after,
+		     uint64_t length, struct dnd_extent *e, char *why,
+		     unsigned int len)
+{
+	e->off = be_get64(in);
+	e->len = be_get64(in + 8);
+	if (!e->len || e->off < after || e->off > length ||
+	    e->len > length - e->off) {
+		snprintf(why, len, "malformed extent list (an extent of %llu "
+			 "bytes at %llu: out of order, empty, touching the "
+			 "one before or past the %llu-byte length)",
+			 (unsigned long long)e->len,
+			 (unsigned long long)e->off,
+			 (unsigned long long)length);
+		return -EBADMSG;
+	}
+	return 0;
+}
+
 void proto_put_seg(uint8_t out[DND_SEG_HDR_LEN], uint64_t n)
 {
 	be_put64(out, n);
@@ -483,6 +528,60 @@ int proto_recv_ranges(int sock, unsigned int n, uint64_t *h, char *why,
 		r = net_recv_all(sock, b + DND_RANGES_HEAD_LEN,
 				 want - DND_RANGES_HEAD_LEN);
 	return r ? r : proto_get_ranges(b, want, n, h, why, (unsigned int)len);
+}
+
+/* In pieces of 4096 extents, each checked as it comes. */
+#define PROTO_EXT_PIECE	4096
+
+int proto_send_extents(int sock, const struct dnd_extent *e, uint32_t n)
+{
+	uint8_t b[PROTO_EXT_PIECE * DND_EXTENT_LEN];
+	uint32_t i = 0, k;
+	int r;
+
+	proto_put_extents_head(b, n);
+	r = net_send_all(sock, b, DND_EXTENTS_HEAD_LEN);
+	while (!r && i < n) {
+		for (k = 0; k < PROTO_EXT_PIECE && i < n; k++, i++)
+			proto_put_extent(b + DND_EXTENT_LEN * k, &e[i]);
+		r = net_send_all(sock, b, DND_EXTENT_LEN * (size_t)k);
+	}
+	return r;
+}
+
+int proto_recv_extents(int sock, uint64_t length, struct dnd_extent **out,
+		       uint32_t *count, char *why, size_t len)
+{
+	uint8_t b[PROTO_EXT_PIECE * DND_EXTENT_LEN];
+	struct dnd_extent *e;
+	uint64_t after = 0;
+	uint32_t n, i = 0, k, piece;
+	int r = net_recv_all(sock, b, DND_EXTENTS_HEAD_LEN);
+
+	if (!r)
+		r = proto_get_extents_head(b, &n, why, (unsigned int)len);
+	if (r)
+		return r;
+	e = calloc(n ? n : 1, sizeof(*e));
+	if (!e)
+		return -ENOMEM;
+	while (!r && i < n) {
+		piece = n - i < PROTO_EXT_PIECE ? n - i : PROTO_EXT_PIECE;
+		r = net_recv_all(sock, b, DND_EXTENT_LEN * (size_t)piece);
+		for (k = 0; !r && k < piece; k++, i++) {
+			r = proto_get_extent(b + DND_EXTENT_LEN * k, after,
+					     length, &e[i], why,
+					     (unsigned int)len);
+			after = e[i].off + e[i].len + 1;
+		}
+	}
+	if (r) {
+		free(e);
+		return r;
+	}
+	*out = e;
+	*count = n;
+	return 0;
 }
 
 int proto_send_seg(struct dnd_syscalls *sc, int sock, uint64_t n)

@@ -14,10 +14,19 @@
  *              plan    ->   (24: where the payload starts: the kept
  *                            prefix's end, or 0 when the prefixes differ;
  *                            whether the sender needs ACKs at once)
+ *              [extents ->] (the header offered holes, the accept took
+ *                            them, the plan says so: 8: "DNDX", u32 n,
+ *                            0..65536; then n times u64 offset, u64
+ *                            length: the whole file's data, in order,
+ *                            each extent non-empty, a hole of at least
+ *                            one byte between two, all within the
+ *                            header's length. The rest are holes)
  *   stream i:  join    ->   (32: transfer id, index, this stream's range)
- *              payload ->   (the range raw; or, one stream only, when the
- *                            length is unknown, segments: u64 n then n
- *                            raw bytes, ended by n = 0)
+ *              payload ->   (the range raw, only its bytes inside the
+ *                            extents when there are extents; or, one
+ *                            stream only, when the length is unknown,
+ *                            segments: u64 n then n raw bytes, ended by
+ *                            n = 0)
  *   stream 0:  trailer ->   (24: bytes of the whole file, its hash)
  *              [ranges ->]  (N > 1 streams and a hash in the trailer:
  *                            8: "DNDK", u16 N, u16 zero; then N u64,
@@ -67,9 +76,11 @@ struct dnd_syscalls;
 /* 3: the plan's DND_PF_ACKNOW. 4: the reason after an accept or a reply
  * that is not OK, which a version 3 sender would take for garbage. 5: the
  * ranges' hashes after the trailer of N > 1 streams, which a version 4
- * receiver would take for bytes after the trailer (and land nothing). A
+ * receiver would take for bytes after the trailer (and land nothing). 6:
+ * holes (DND_HF_SPARSE, DND_AF_SPARSE, DND_PF_SPARSE, the extents after
+ * the plan), whose flags a version 5 peer would refuse as unknown. A
  * version mismatch names both ends' versions. */
-#define DND_PROTO_VERSION	5
+#define DND_PROTO_VERSION	6
 #define DND_MSG_LEN		24	/* accept, plan, trailer, reply */
 #define DND_REASON_HEAD_LEN	8
 #define DND_REASON_MAX		400	/* bytes of a reason's text */
@@ -85,21 +96,29 @@ struct dnd_syscalls;
 #define DND_PORT_LEN		8	/* dnd serve's streams message */
 #define DND_REPORT_HEAD_LEN	16
 #define DND_REPORT_MAX		32768	/* per part: JSON, text */
+#define DND_EXTENTS_HEAD_LEN	8	/* then 16 bytes per extent */
+#define DND_EXTENT_LEN		16
+#define DND_EXTENTS_MAX		65536	/* a sender merges holes to fit */
 #define DND_SEG_MAX		(1ULL << 30)	/* a larger segment is malformed */
 #define DND_LEN_MAX		(1ULL << 60)	/* a larger length is malformed */
 
 /* header flags */
 #define DND_HF_SEGMENTED	(1u << 0)	/* length unknown: segments follow */
+#define DND_HF_SPARSE		(1u << 1)	/* the sender can leave holes
+						 * out (never segmented) */
 /* accept flags */
 #define DND_AF_RESUME		(1u << 0)	/* a partial file is kept: resume */
 #define DND_AF_VERIFY		(1u << 1)	/* the receiver compares hashes:
 						 * without it the sender need
 						 * not compute one */
+#define DND_AF_SPARSE		(1u << 2)	/* the receiver leaves holes
+						 * as holes: send extents */
 /* plan flags */
 #define DND_PF_MISMATCH		(1u << 0)	/* the kept prefix differs */
 #define DND_PF_ACKNOW		(1u << 1)	/* the sender waits for ACKs
 						 * to reuse its buffers: the
 						 * receiver ACKs at once */
+#define DND_PF_SPARSE		(1u << 2)	/* the extents follow */
 /* trailer and reply flags */
 #define DND_TF_HASH		(1u << 0)	/* the hash field is valid */
 
@@ -213,6 +232,25 @@ size_t proto_put_ranges(uint8_t out[DND_RANGES_LEN_MAX], const uint64_t *h,
 int proto_get_ranges(const uint8_t *in, size_t len, unsigned int n,
 		     uint64_t *h, char *why, unsigned int whylen);
 
+/* A data extent of a file: [off, off + len). */
+struct dnd_extent {
+	uint64_t off;
+	uint64_t len;
+};
+
+/*
+ * The extents: the head (n), then each extent, decoded against the end of
+ * the one before plus one (after; 0 for the first) and the header's
+ * length. Each get returns 0, or -EBADMSG with the reason in why.
+ */
+void proto_put_extents_head(uint8_t out[DND_EXTENTS_HEAD_LEN], uint32_t n);
+int proto_get_extents_head(const uint8_t in[DND_EXTENTS_HEAD_LEN],
+			   uint32_t *n, char *why, unsigned int len);
+void proto_put_extent(uint8_t out[DND_EXTENT_LEN], const struct dnd_extent *e);
+int proto_get_extent(const uint8_t in[DND_EXTENT_LEN], uint64_t after,
+		     uint64_t length, struct dnd_extent *e, char *why,
+		     unsigned int len);
+
 void proto_put_seg(uint8_t out[DND_SEG_HDR_LEN], uint64_t n);
 /* Returns 0, or -EBADMSG when n exceeds DND_SEG_MAX. */
 int proto_get_seg(const uint8_t in[DND_SEG_HDR_LEN], uint64_t *n);
@@ -241,6 +279,10 @@ int proto_recv_end(int sock, bool trailer, struct dnd_end *e, char *why,
 int proto_send_ranges(int sock, const uint64_t *h, unsigned int n);
 int proto_recv_ranges(int sock, unsigned int n, uint64_t *h, char *why,
 		      size_t len);
+int proto_send_extents(int sock, const struct dnd_extent *e, uint32_t n);
+/* Into a new array (*out, the caller frees it), *count extents; -ENOMEM. */
+int proto_recv_extents(int sock, uint64_t length, struct dnd_extent **out,
+		       uint32_t *count, char *why, size_t len);
 /* Segment headers travel inside the payload: their calls are counted in
  * sc with the data path's. */
 int proto_send_seg(struct dnd_syscalls *sc, int sock, uint64_t n);

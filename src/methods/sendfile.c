@@ -59,7 +59,7 @@ static void sendfile_teardown(struct dnd_xfer *x)
 const struct dnd_method method_sendfile = {
 	.name = "sendfile",
 	.send_help = "sendfile() from the source to the socket",
-	.flags = DND_M_ZEROCOPY,
+	.flags = DND_M_ZEROCOPY | DND_M_SEEKS,
 	.probe = sendfile_probe,
 	.check = sendfile_check,
 	.setup = sendfile_setup,

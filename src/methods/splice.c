@@ -207,7 +207,8 @@ const struct dnd_method method_splice = {
 	.name = "splice",
 	.send_help = "splice() source -> pipe -> socket",
 	.recv_help = "splice() socket -> pipe -> file",
-	.flags = DND_M_PIPE | DND_M_ZEROCOPY | DND_M_RECVBUF,
+	.flags = DND_M_PIPE | DND_M_ZEROCOPY | DND_M_RECVBUF |
+		 DND_M_SEEKS,
 	.probe = splice_probe,
 	.check = splice_check,
 	.setup = splice_setup,

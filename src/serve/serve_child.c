@@ -497,6 +497,7 @@ static int child_transfer(struct child *k)
 		.splice_flags = SPLICE_F_MOVE,
 		.truncate = o->replace,
 		.verify = k->p.flags & SERVE_PF_VERIFY,
+		.sparse = true,
 		.timeout = o->timeout,
 		.streams = k->p.streams,
 		.link = &l,

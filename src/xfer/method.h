@@ -30,6 +30,11 @@ struct xfer_cfg;
 #define DND_M_RECVBUF	(1u << 5)	/* the receiver's bytes pass through
 					 * user memory, in order: it hashes
 					 * them there (xfer_hash_inline) */
+#define DND_M_SEEKS	(1u << 6)	/* each call moves the file's bytes at
+					 * x->pos (its explicit offset, or the
+					 * file position the driver lseeks
+					 * to), so the driver can skip holes
+					 * between calls (not with --direct) */
 
 struct dnd_method {
 	const char *name;

@@ -261,6 +261,14 @@ void report_text(FILE *f, const struct dnd_result *r)
 			r->congestion_asked ? "-C" : "the kernel's default");
 	report_streams(f, r);
 	report_mptcp(f, r);
+	if (r->sparse)
+		fprintf(f, "  holes: %.1f %s not sent (%u extent%s of data, "
+			"%llu bytes)\n", r->holes >= (1ULL << 30) ?
+			(double)r->holes / (1ULL << 30) :
+			(double)r->holes / (1ULL << 20),
+			r->holes >= (1ULL << 30) ? "GiB" : "MiB", r->extents,
+			r->extents == 1 ? "" : "s",
+			(unsigned long long)(r->bytes - r->holes));
 	if (r->resumed_from)
 		fprintf(f, "  resumed: %llu bytes kept from an earlier try, "
 			"%llu sent now\n", (unsigned long long)r->resumed_from,
@@ -502,6 +510,8 @@ void report_json(FILE *f, const struct dnd_result *r)
 		json_obj_end(&j);
 	}
 	json_u64(&j, "resumed_from", r->resumed_from);
+	json_u64(&j, "holes_bytes", r->holes);
+	json_u64(&j, "data_extents", r->extents);
 	if (r->total_seconds > 0)
 		json_f64(&j, "total_seconds", r->total_seconds);
 	report_json_streams(&j, r);

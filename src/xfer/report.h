@@ -60,6 +60,9 @@ struct dnd_result {
 	char detail[160];
 	char sync[96];		/* receiver: how the landed file was synced */
 	uint64_t resumed_from;	/* bytes kept from an earlier try */
+	bool sparse;		/* holes described, not sent */
+	uint64_t holes;		/* of bytes, those holes */
+	uint32_t extents;	/* the file's data extents */
 	double total_seconds;	/* the time a user waits, from the first
 				 * byte to total_end; 0 when it did not
 				 * get there (no confirmation came) */

@@ -293,6 +293,11 @@ int session_setup_method(struct session *s)
 				  s->join[s->n - 1].offset + s->join[s->n - 1].len;
 	}
 	s->t.length = e->known ? e->len - s->start : UINT64_MAX;
+	s->t.sparse = s->sparse;
+	s->t.ext = s->ext;
+	s->t.n_ext = s->n_ext;
+	s->t.ext_base = e->start;
+	s->t.punch = !o->sender && s->land.in_place;
 	s->t.st[0].hash = s->hash;
 	for (i = 0; s->range_st[0] && i < s->n; i++)
 		s->t.st[i].hash = s->range_st[i];
@@ -595,6 +600,9 @@ static void session_fill_result(struct session *s)
 	if (out.detail[0] && !r->detail[0])
 		snprintf(r->detail, sizeof(r->detail), "%s", out.detail);
 	r->resumed_from = s->start;
+	r->sparse = s->sparse;
+	r->holes = xfer_holes(&s->t);
+	r->extents = s->n_ext;
 	if (s->sock[0] >= 0) {
 		net_bufs(s->sock[0], &r->sndbuf, &r->rcvbuf);
 		net_congestion_get(s->sock[0], r->congestion,
@@ -622,6 +630,7 @@ static void session_cleanup(struct session *s, int code)
 	xfer_close(&s->t);
 	xfer_unready();
 	XXH3_freeState(s->hash);
+	free(s->ext);
 	for (i = 0; i < DND_STREAMS_MAX; i++)
 		XXH3_freeState(s->range_st[i]);
 	for (i = 1; i < s->n; i++)

@@ -90,6 +90,8 @@ struct session_opts {
 	bool truncate;		/* -t */
 	bool raw;		/* --raw: no framing, no verification */
 	bool verify;		/* false with --no-verify */
+	bool sparse;		/* sender: holes not sent; false with
+				 * --no-sparse */
 	unsigned int verify_how;	/* receiver, --verify: DND_VERIFY_* */
 	bool json;
 	bool dnd2006_line;	/* the 2006 form: its report line as it was */

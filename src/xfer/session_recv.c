@@ -57,6 +57,10 @@ static int recv_header(struct session *s, struct dnd_hdr *h)
 	s->n = h->streams;
 	s->xfer_id = h->xfer_id;
 	s->ident = h->ident;
+	/* Holes offered: a file landed by a method that writes at x->pos
+	 * leaves them holes (or punches them, rewriting in place). */
+	s->sparse_ok = h->flags & DND_HF_SPARSE && s->end.landing &&
+		       s->o->m->flags & DND_M_SEEKS && !s->o->direct;
 	return 0;
 }
 
@@ -71,9 +75,15 @@ static int recv_reserve(struct session *s)
 	char err[256];
 	int r;
 
+	uint32_t i;
+
 	if (!s->end.known || !s->end.len)
 		return 0;
-	r = land_reserve(&s->land, s->end.len, err, sizeof(err));
+	for (i = 0, r = 0; s->sparse && !r && i < s->n_ext; i++)
+		r = land_reserve(&s->land, s->ext[i].off, s->ext[i].len, err,
+				 sizeof(err));
+	if (!s->sparse)
+		r = land_reserve(&s->land, 0, s->end.len, err, sizeof(err));
 	if (r == -EOPNOTSUPP) {
 		snprintf(s->res.warning, sizeof(s->res.warning), "%s", err);
 		return 0;
@@ -146,7 +156,8 @@ static int recv_land(struct session *s, const struct dnd_hdr *h,
 	s->end.fd = s->land.fd;
 	if (o->link && o->link->landing && s->land.tmp)
 		o->link->landing(o->link, s->land.fd, s->land.tmp);
-	if (o->link && o->link->server && recv_reserve(s))
+	/* Holes offered: the data's blocks, once the plan tells them. */
+	if (o->link && o->link->server && !s->sparse_ok && recv_reserve(s))
 		return 1;
 	if (kept) {
 		r = recv_prefix_hash(s, kept, &a->prefix_hash);
@@ -199,6 +210,34 @@ static int recv_refusal(struct session *s)
 	return 0;
 }
 
+/*
+ * The extents after a sparse plan: the file takes its length at once (the
+ * holes past the last extent too) and, on dnd serve, the data's blocks
+ * are reserved. 0 or 1.
+ */
+static int recv_extents(struct session *s)
+{
+	char why[200];
+	int r;
+
+	if (!s->sparse_ok)
+		return session_fail(s, "malformed stream from the peer: "
+				    "extents this receiver did not ask for");
+	r = proto_recv_extents(s->sock[0], s->end.len, &s->ext, &s->n_ext,
+			       why, sizeof(why));
+	if (r == -EBADMSG)
+		return session_fail(s, "malformed stream from the peer: %s",
+				    why);
+	if (r)
+		return session_recv_failed(s, r, "sender's extents",
+					   s->o->timeout);
+	s->sparse = true;
+	if (ftruncate(s->end.fd, (off_t)s->end.len) == -1)
+		return session_fail(s, "cannot set the length of %s: %s",
+				    session_name(s), strerror(errno));
+	return s->o->link && s->o->link->server && recv_reserve(s);
+}
+
 /* Header in, accept out, plan in: where the payload starts. 0 or 1. */
 static int recv_open(struct session *s)
 {
@@ -220,6 +259,8 @@ static int recv_open(struct session *s)
 	/* A sender hashes only for a receiver that will compare. */
 	if (recv_verifies(s))
 		a.flags |= DND_AF_VERIFY;
+	if (s->sparse_ok)
+		a.flags |= DND_AF_SPARSE;
 	if (session_sent(s, proto_send_accept(s->sock[0], &a), "accept"))
 		return 1;
 	s->owe = SESSION_OWE_REPLY;
@@ -247,7 +288,10 @@ static int recv_open(struct session *s)
 	}
 	s->start = p.start;
 	s->ack_now = p.flags & DND_PF_ACKNOW;
-	return 0;
+	if (p.flags & DND_PF_SPARSE)
+		return recv_extents(s);
+	return s->sparse_ok && s->o->link && s->o->link->server &&
+	       recv_reserve(s);
 }
 
 /*

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -18,6 +19,7 @@
 #include "core/io.h"
 #include "core/log.h"
 #include "core/net.h"
+#include "core/sparse.h"
 #include "xfer/method.h"
 #include "xfer/session_link.h"
 #include "xfer/session_types.h"
@@ -89,6 +91,23 @@ static int send_prefix_hash(struct session *s, uint64_t n, uint64_t *h)
 	return 0;
 }
 
+/* The source's data extents; *sparse when it has holes to leave out (a
+ * file of one extent, all data, goes dense). 0 or 1. */
+static int send_extents(struct session *s, bool *sparse)
+{
+	const struct endpoint *e = &s->end;
+	int r = sparse_scan(e->fd, e->start, e->len, &s->ext, &s->n_ext);
+
+	if (r)
+		return session_fail(s, "cannot find the holes of %s "
+				    "(SEEK_DATA/SEEK_HOLE): %s; send it with "
+				    "--no-sparse", session_name(s),
+				    strerror(-r));
+	*sparse = !(s->n_ext == 1 && s->ext[0].off == 0 &&
+		    s->ext[0].len == e->len);
+	return 0;
+}
+
 /* Header out, accept in, plan out: decides where the payload starts. */
 static int send_open(struct session *s)
 {
@@ -103,10 +122,15 @@ static int send_open(struct session *s)
 	};
 	struct dnd_plan p = { 0 };
 	struct dnd_accept a;
+	bool sparse = false;
 	uint64_t mine;
 	char why[320];
 	int r;
 
+	s->sparse_ok = e->ep == DND_EP_FILE && e->known && s->o->sparse &&
+		       s->o->m->flags & DND_M_SEEKS && !s->o->direct;
+	if (s->sparse_ok)
+		h.flags |= DND_HF_SPARSE;
 	if (session_sent(s, proto_send_hdr(s->sock[0], &h), "header"))
 		return 1;
 	r = proto_recv_accept(s->sock[0], &a, why, sizeof(why));
@@ -138,9 +162,18 @@ static int send_open(struct session *s)
 	}
 	if (s->o->m->flags & DND_M_ACKWAIT)
 		p.flags |= DND_PF_ACKNOW;
+	if (s->sparse_ok && a.flags & DND_AF_SPARSE && send_extents(s, &sparse))
+		return 1;
+	if (sparse)
+		p.flags |= DND_PF_SPARSE;
 	s->start = p.start;
 	s->peer_verifies = a.flags & DND_AF_VERIFY;
-	return session_sent(s, proto_send_plan(s->sock[0], &p), "plan");
+	if (session_sent(s, proto_send_plan(s->sock[0], &p), "plan"))
+		return 1;
+	s->sparse = sparse;
+	return sparse && session_sent(s, proto_send_extents(s->sock[0], s->ext,
+							    s->n_ext),
+				      "extents");
 }
 
 /* The receiver's reply said the data did not land. */
@@ -264,6 +297,23 @@ static int send_hash_start(struct session *s)
 	return 0;
 }
 
+/* Whether the source's extents differ from those sent: data where a hole
+ * was sent as one (or the scan failing) is a change. */
+static bool send_extents_moved(const struct session *s)
+{
+	const struct endpoint *e = &s->end;
+	struct dnd_extent *now;
+	uint32_t n;
+	bool moved;
+
+	if (sparse_scan(e->fd, e->start, e->len, &now, &n))
+		return true;
+	moved = n != s->n_ext ||
+		(n && memcmp(now, s->ext, n * sizeof(*now)));
+	free(now);
+	return moved;
+}
+
 /*
  * After the last read of the source (the payload, a re-read for the hash)
  * and before the trailer vouches for it. A file rewritten in place while
@@ -278,6 +328,11 @@ static uint16_t send_still(struct session *s)
 	const char *name = session_name(s);
 	char what[32];
 	int r = endpoint_changed(&s->end, what, sizeof(what));
+
+	if (!r && s->sparse && send_extents_moved(s)) {
+		snprintf(what, sizeof(what), "its holes moved");
+		r = 1;
+	}
 
 	if (!r)
 		return DND_ST_OK;

@@ -57,6 +57,13 @@ struct session {
 	XXH3_state_t *range_st[DND_STREAMS_MAX];
 	bool peer_verifies;	/* sender: the accept said DND_AF_VERIFY */
 	bool ack_now;		/* receiver: the plan said DND_PF_ACKNOW */
+	/* Sparse (the header offered, the accept took, the plan said): the
+	 * whole file's data extents, offsets from the payload's byte 0;
+	 * the holes between are not sent (proto.h). */
+	bool sparse_ok;		/* sender: offers; receiver: takes */
+	bool sparse;
+	struct dnd_extent *ext;
+	uint32_t n_ext;
 	enum session_owed owe;	/* receiver */
 	int lfd;		/* receiver: listening, until every stream came */
 	unsigned int n;		/* streams */

@@ -7,10 +7,12 @@
  */
 #include <sys/ioctl.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "core/io.h"
 #include "core/log.h"
@@ -204,12 +206,70 @@ static int xfer_recv_segments(struct dnd_xfer *x)
 	}
 }
 
+/*
+ * Skips a hole of n bytes: hashed as the zeros it reads as, punched when
+ * rewriting in place (a fresh file's is a hole already), and the file
+ * position moved past it for the methods that use it (rw).
+ */
+static int xfer_hole(struct dnd_xfer *x, uint64_t n)
+{
+	static const unsigned char zeros[65536];
+	uint64_t left;
+	int r;
+
+	for (left = n; x->hash && left; ) {
+		size_t k = left < sizeof(zeros) ? (size_t)left : sizeof(zeros);
+
+		XXH3_64bits_update(x->hash, zeros, k);
+		left -= k;
+	}
+	if (x->t->punch) {
+		do
+			r = fallocate(x->fd, FALLOC_FL_PUNCH_HOLE |
+				      FALLOC_FL_KEEP_SIZE, x->pos, (off_t)n);
+		while (r == -1 && errno == EINTR);
+		if (r == -1)
+			return xfer_fail(x, -errno, "punch a hole "
+					 "(fallocate)");
+	}
+	x->pos += (off_t)n;
+	x->done += n;
+	x->holes += n;
+	atomic_fetch_add(&x->t->moved, n);
+	if (lseek(x->fd, x->pos, SEEK_SET) == -1)
+		return xfer_fail(x, -errno, "lseek past a hole");
+	return 0;
+}
+
+/* Sparse: the range's bytes inside the extents, the holes skipped. */
+static int xfer_move_sparse(struct dnd_xfer *x)
+{
+	const struct xfer *t = x->t;
+	uint64_t at = (uint64_t)(x->pos - t->ext_base), end = at + x->len;
+	uint32_t i;
+	int r = 0;
+
+	for (i = 0; !r && i < t->n_ext && t->ext[i].off < end; i++) {
+		const struct dnd_extent *e = &t->ext[i];
+		uint64_t from = e->off > at ? e->off : at;
+		uint64_t to = e->off + e->len < end ? e->off + e->len : end;
+
+		if (e->off + e->len <= at)
+			continue;
+		r = from > at ? xfer_hole(x, from - at) : 0;
+		if (!r)
+			r = xfer_move(x, to - from);
+		at = to;
+	}
+	return r || at >= end ? r : xfer_hole(x, end - at);
+}
+
 /* A stream's whole payload, framed as it was given. 0 or -errno. */
 static int xfer_stream_run(struct dnd_xfer *x)
 {
 	switch (x->frame) {
 	case XFER_LENGTH:
-		return xfer_move(x, x->len);
+		return x->t->sparse ? xfer_move_sparse(x) : xfer_move(x, x->len);
 	case XFER_SEGMENTS:
 		return x->cfg->sender ? xfer_send_segments(x) :
 					xfer_recv_segments(x);
@@ -359,7 +419,7 @@ int xfer_run(struct xfer *t)
 		r = xfer_finish(t);
 	xfer_progress_end(t);
 	stats_sample(&b);
-	stats_cost(&a, &b, xfer_done(t), &t->cost);
+	stats_cost(&a, &b, xfer_done(t) - xfer_holes(t), &t->cost);
 	t->timed = true;
 	return r;
 }
@@ -389,14 +449,25 @@ const struct dnd_xfer *xfer_failed(const struct xfer *t)
 	return NULL;
 }
 
-uint64_t xfer_done(const struct xfer *t)
+/* The streams' done, or their holes. */
+static uint64_t xfer_sum(const struct xfer *t, bool holes)
 {
 	uint64_t sum = 0;
 	unsigned int i;
 
 	for (i = 0; i < t->n; i++)
-		sum += t->st[i].done;
+		sum += holes ? t->st[i].holes : t->st[i].done;
 	return sum;
+}
+
+uint64_t xfer_done(const struct xfer *t)
+{
+	return xfer_sum(t, false);
+}
+
+uint64_t xfer_holes(const struct xfer *t)
+{
+	return xfer_sum(t, true);
 }
 
 void xfer_totals(const struct xfer *t, struct xfer_out *o)

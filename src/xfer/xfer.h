@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include "core/hash.h"
+#include "core/proto.h"
 #include "core/stats.h"
 
 struct dnd_method;
@@ -78,7 +79,9 @@ struct dnd_xfer {
 	int sock;		/* connected TCP socket, blocking */
 	int fd;			/* source (sender) or sink (receiver) */
 	off_t pos;		/* file offset of the next payload byte */
-	uint64_t done;		/* payload bytes this stream moved */
+	uint64_t done;		/* payload bytes this stream moved, holes
+				 * included */
+	uint64_t holes;		/* of those, holes skipped (not sent) */
 	/* Non-NULL when the payload is hashed as it passes (a source that
 	 * cannot be read twice, a file sent in order, a receiver verifying
 	 * as received): methods that pass data through user memory hash it
@@ -119,6 +122,14 @@ struct xfer {
 	unsigned int n;
 	struct dnd_xfer *st;	/* n streams */
 	uint64_t length;	/* whole payload when known, else UINT64_MAX */
+	/* Sparse: the data extents (file offsets, in order); each stream's
+	 * range moves only their bytes, the holes between are skipped
+	 * (hashed as zeros; a receiver rewriting in place punches them). */
+	bool sparse;
+	const struct dnd_extent *ext;
+	uint32_t n_ext;
+	off_t ext_base;		/* the file offset of the extents' 0 */
+	bool punch;
 	_Atomic uint64_t moved;	/* bytes moved by all streams (progress) */
 	atomic_int first_bad;	/* the stream that failed first, or -1 */
 	struct dnd_cost cost;	/* the timed window of xfer_run */
@@ -202,8 +213,10 @@ void xfer_close(struct xfer *t);
  * driver), or NULL. */
 const struct dnd_xfer *xfer_failed(const struct xfer *t);
 
-/* Payload bytes moved by all streams. */
+/* Payload bytes moved by all streams, holes included (the file's bytes
+ * done); xfer_holes() those that were holes, not sent. */
 uint64_t xfer_done(const struct xfer *t);
+uint64_t xfer_holes(const struct xfer *t);
 
 /* Every stream's syscall counts and zero-copy outcome added up, and the
  * first stream's buffer, pipe and note. */

@@ -54,7 +54,8 @@ static void fuzz_hdr(const uint8_t *in, char *why, size_t wl)
 
 	if (refused(r, why, wl))
 		return;
-	if (h.version != DND_PROTO_VERSION || h.flags & ~DND_HF_SEGMENTED ||
+	if (h.version != DND_PROTO_VERSION || h.flags & ~(DND_HF_SEGMENTED | DND_HF_SPARSE) ||
+	    (h.flags & DND_HF_SEGMENTED && h.flags & DND_HF_SPARSE) ||
 	    h.length > DND_LEN_MAX || !h.streams ||
 	    h.streams > DND_STREAMS_MAX ||
 	    (h.flags & DND_HF_SEGMENTED && (h.length || h.streams != 1)))
@@ -72,7 +73,7 @@ static bool fuzz_accept(const uint8_t *in, char *why, size_t wl)
 	if (refused(r, why, wl))
 		return false;
 	if (a.status > DND_ST_MAX ||
-	    a.flags & ~(DND_AF_RESUME | DND_AF_VERIFY) ||
+	    a.flags & ~(DND_AF_RESUME | DND_AF_VERIFY | DND_AF_SPARSE) ||
 	    a.resume_from > DND_LEN_MAX ||
 	    (!(a.flags & DND_AF_RESUME) && (a.resume_from || a.prefix_hash)))
 		abort();
@@ -89,7 +90,7 @@ static bool fuzz_plan(const uint8_t *in, char *why, size_t wl)
 
 	if (refused(r, why, wl))
 		return false;
-	if (p.flags & ~(DND_PF_MISMATCH | DND_PF_ACKNOW) ||
+	if (p.flags & ~(DND_PF_MISMATCH | DND_PF_ACKNOW | DND_PF_SPARSE) ||
 	    p.start > DND_LEN_MAX)
 		abort();
 	proto_put_plan(out, &p);
@@ -166,6 +167,55 @@ static void fuzz_ranges(const uint8_t *d, size_t size, char *why, size_t wl)
 	}
 }
 
+/*
+ * The extents after a sparse plan, decoded as the receiver's loop does
+ * against a file of length bytes: the count (at most DND_EXTENTS_MAX),
+ * then each extent non-empty, past the one before by a byte at least and
+ * inside the length; each re-encodes to its very bytes. Returns what
+ * proto_recv_extents() must say of these bytes: 0, -EBADMSG, or -ENODATA
+ * when a piece it reads whole (4096 extents) is cut short.
+ */
+#define EXT_PIECE	4096
+
+static int fuzz_extents(const uint8_t *d, size_t size, uint64_t length,
+			char *why, size_t wl)
+{
+	uint8_t *hd = exact(d, size, DND_EXTENTS_HEAD_LEN);
+	uint8_t out[DND_EXTENT_LEN];
+	struct dnd_extent e;
+	uint64_t after = 0;
+	uint32_t n, i, end;
+	size_t at = DND_EXTENTS_HEAD_LEN;
+	int r = proto_get_extents_head(hd, &n, why, (unsigned int)wl);
+
+	free(hd);
+	if (size < DND_EXTENTS_HEAD_LEN)
+		return -ENODATA;
+	if (refused(r, why, wl))
+		return r;
+	if (n > DND_EXTENTS_MAX)
+		abort();
+	proto_put_extents_head(out, n);
+	same(out, d, DND_EXTENTS_HEAD_LEN);
+	for (i = 0; i < n; i = end) {
+		end = n - i < EXT_PIECE ? n : i + EXT_PIECE;
+		if (size - at < (size_t)(end - i) * DND_EXTENT_LEN)
+			return -ENODATA;
+		for (; i < end; i++, at += DND_EXTENT_LEN) {
+			r = proto_get_extent(d + at, after, length, &e, why,
+					     (unsigned int)wl);
+			if (refused(r, why, wl))
+				return r;
+			if (!e.len || e.off < after || e.off + e.len > length)
+				abort();
+			proto_put_extent(out, &e);
+			same(out, d + at, DND_EXTENT_LEN);
+			after = e.off + e.len + 1;
+		}
+	}
+	return 0;
+}
+
 /* A decoded reason is printable ASCII and re-encodes to the very bytes. */
 static void fuzz_reason(const uint8_t *d, size_t size, char *why, size_t wl)
 {
@@ -210,6 +260,7 @@ static void fuzz_decoders(const uint8_t *d, size_t size, size_t wl)
 	fuzz_seg(s);
 	fuzz_reason(d, size, why, wl);
 	fuzz_ranges(d, size, why, wl);
+	fuzz_extents(d, size, (uint64_t)size << 12, why, wl);
 	/* One 24-byte message is at most one kind: the magic says which. */
 	kinds = fuzz_accept(m, why, wl) + fuzz_plan(m, why, wl) +
 		fuzz_end(m, true, why, wl) + fuzz_end(m, false, why, wl);
@@ -320,6 +371,20 @@ static void fuzz_stream(int fd, const uint8_t *d, size_t size)
 	if (p.flags != p2.flags || p.start != p2.start)
 		abort();
 	at += DND_MSG_LEN;
+	if (p.flags & DND_PF_SPARSE) {
+		struct dnd_extent *ext = NULL;
+		uint32_t n = 0;
+
+		r = proto_recv_extents(fd, h.length, &ext, &n, why,
+				       sizeof(why));
+		if (r != fuzz_extents(d + at, size - at, h.length, why2,
+				      sizeof(why2)))
+			abort();
+		free(ext);
+		if (r)
+			return;
+		at += DND_EXTENTS_HEAD_LEN + DND_EXTENT_LEN * (size_t)n;
+	}
 	r = proto_recv_join(fd, &j, why, sizeof(why));
 	if (!agree(r, at, DND_JOIN_LEN, size, LEFT(DND_JOIN_LEN) ?
 		   proto_get_join(d + at, &j2, why2, sizeof(why2)) : 0))
