@@ -229,8 +229,8 @@ static int xfer_hole(struct dnd_xfer *x, uint64_t n)
 				      FALLOC_FL_KEEP_SIZE, x->pos, (off_t)n);
 		while (r == -1 && errno == EINTR);
 		if (r == -1)
-			return xfer_fail(x, -errno, "punch a hole "
-					 "(fallocate)");
+			return xfer_fail(x, -errno, "punch a hole (send with "
+					 "--no-sparse to write zeros)");
 	}
 	x->pos += (off_t)n;
 	x->done += n;

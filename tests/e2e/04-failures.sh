@@ -118,8 +118,8 @@ grep -qF "no dnd magic (first bytes 47 41 52 42); is the peer dnd? use --raw for
 	fail "magic message: $(cat "$T/r.log")"
 printf 'DNDH\x00\x07' | peer "truncated header" \
 	"dnd: the peer closed the connection before the header"
-msg_open 6 0 1 | peer "future version" \
-	"protocol version 6, this dnd speaks 5"
+msg_open 7 0 1 | peer "future version" \
+	"protocol version 7, this dnd speaks 6"
 { hdr 1000; printf '0123456789'; } | peer "short peer" \
 	"dnd: short transfer: the sender closed the connection after 10 of 1000 bytes"
 { hdr 4; printf 'abcd'; trl 4 0; } | peer "hash mismatch" \

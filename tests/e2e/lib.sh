@@ -265,8 +265,8 @@ msg_open() { # msg_open VERSION FLAGS LEN [IDENT]
 	printf 'DNDP'; head -c 20 /dev/zero
 	printf 'DNDJ'; be16 0; be16 1; be64 7; be64 0; be64 "$3"
 }
-msg_hdr() { msg_open 5 0 "$1" "${2:-0}"; }
-msg_hdr_seg() { msg_open 5 1 0; }
+msg_hdr() { msg_open 6 0 "$1" "${2:-0}"; }
+msg_hdr_seg() { msg_open 6 1 0; }
 msg_trl() { printf "DNDT\\x00\\x00\\x00\\x$(printf %02x "${3:-1}")"; be64 "$1"; be64 "$2"; }
 
 # xxh3 FILE: the file's XXH3-64 as 0x<hex> (for msg_trl).
