@@ -27,7 +27,7 @@ static void test_accept_plan_join(void)
 	CHECK(proto_get_accept(m, &a2, why, sizeof(why)) == 0 &&
 	      a2.flags == DND_AF_VERIFY && !a2.resume_from,
 	      "accept: verify without resume");
-	a.flags = 1u << 2;
+	a.flags = 1u << 3;
 	proto_put_accept(m, &a);
 	CHECK(proto_get_accept(m, &a2, why, sizeof(why)) == -EBADMSG,
 	      "accept: an unknown flag");
@@ -43,7 +43,7 @@ static void test_accept_plan_join(void)
 	proto_put_plan(m, &p);
 	CHECK(proto_get_plan(m, &p2, why, sizeof(why)) == 0 &&
 	      p2.flags == DND_PF_ACKNOW, "plan: ACK at once");
-	p.flags = 1u << 2;
+	p.flags = 1u << 3;
 	proto_put_plan(m, &p);
 	CHECK(proto_get_plan(m, &p2, why, sizeof(why)) == -EBADMSG,
 	      "plan: an unknown flag");
@@ -146,6 +146,38 @@ static void test_reason(void)
 	      "a reason's reserved bytes");
 }
 
+/* The extents: a head of at most DND_EXTENTS_MAX, then each extent
+ * non-empty, after the one before by a byte at least, inside the length. */
+static void test_extents(void)
+{
+	struct dnd_extent e = { .off = 4096, .len = 8192 }, g;
+	uint8_t m[DND_EXTENT_LEN];
+	char why[200];
+	uint32_t n;
+
+	proto_put_extents_head(m, DND_EXTENTS_MAX);
+	CHECK(proto_get_extents_head(m, &n, why, sizeof(why)) == 0 &&
+	      n == DND_EXTENTS_MAX, "extents head round trip");
+	proto_put_extents_head(m, DND_EXTENTS_MAX + 1);
+	CHECK(proto_get_extents_head(m, &n, why, sizeof(why)) == -EBADMSG,
+	      "too many extents");
+	proto_put_extent(m, &e);
+	CHECK(proto_get_extent(m, 0, 12288, &g, why, sizeof(why)) == 0 &&
+	      g.off == 4096 && g.len == 8192, "extent round trip");
+	CHECK(proto_get_extent(m, 0, 12287, &g, why, sizeof(why)) == -EBADMSG,
+	      "an extent past the length");
+	CHECK(proto_get_extent(m, 4097, 1 << 20, &g, why, sizeof(why)) ==
+	      -EBADMSG, "an extent touching or before the one before");
+	e.len = 0;
+	proto_put_extent(m, &e);
+	CHECK(proto_get_extent(m, 0, 1 << 20, &g, why, sizeof(why)) ==
+	      -EBADMSG, "an empty extent");
+	e = (struct dnd_extent){ .off = 1, .len = UINT64_MAX };
+	proto_put_extent(m, &e);
+	CHECK(proto_get_extent(m, 0, DND_LEN_MAX, &g, why, sizeof(why)) ==
+	      -EBADMSG, "an extent whose end wraps");
+}
+
 int main(void)
 {
 	struct dnd_hdr h = { .version = DND_PROTO_VERSION, .streams = 4,
@@ -178,6 +210,18 @@ int main(void)
 	CHECK(proto_get_hdr(m, &g, why, sizeof(why)) == -EBADMSG,
 	      "absurd length");
 	h.length = 5;
+	h.flags = DND_HF_SPARSE;
+	proto_put_hdr(m, &h);
+	CHECK(proto_get_hdr(m, &g, why, sizeof(why)) == 0 &&
+	      g.flags == DND_HF_SPARSE, "holes offered");
+	h.flags = DND_HF_SEGMENTED | DND_HF_SPARSE;
+	h.length = 0;
+	h.streams = 1;
+	proto_put_hdr(m, &h);
+	CHECK(proto_get_hdr(m, &g, why, sizeof(why)) == -EBADMSG,
+	      "holes offered in segments");
+	h.streams = 4;
+	h.length = 5;
 	h.flags = DND_HF_SEGMENTED;
 	proto_put_hdr(m, &h);
 	CHECK(proto_get_hdr(m, &g, why, sizeof(why)) == -EBADMSG,
@@ -201,6 +245,7 @@ int main(void)
 	CHECK(proto_get_hdr(m, &g, why, sizeof(why)) == -EBADMSG,
 	      "reserved bytes");
 	test_accept_plan_join();
+	test_extents();
 	test_port();
 	test_reason();
 
