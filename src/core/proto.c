@@ -13,6 +13,7 @@
 #include "core/be.h"
 #include "core/chan.h"
 #include "core/esc.h"
+#include "core/hash.h"
 #include "core/io.h"
 #include "core/log.h"
 #include "core/net.h"
@@ -288,9 +289,9 @@ size_t proto_put_ranges(uint8_t out[DND_RANGES_LEN_MAX], const uint64_t *h,
 	memcpy(out, magic_ranges, 4);
 	be_put16(out + 4, (uint16_t)n);
 	be_put16(out + 6, 0);
-	for (i = 0; i < n; i++)
+	for (i = 0; i <= n; i++)
 		be_put64(out + DND_RANGES_HEAD_LEN + 8 * i, h[i]);
-	return DND_RANGES_HEAD_LEN + 8 * (size_t)n;
+	return DND_RANGES_HEAD_LEN + 8 * ((size_t)n + 1);
 }
 
 int proto_get_ranges(const uint8_t *in, size_t len, unsigned int n,
@@ -304,14 +305,25 @@ int proto_get_ranges(const uint8_t *in, size_t len, unsigned int n,
 	}
 	count = be_get16(in + 4);
 	if (count != n || n < 2 || n > DND_STREAMS_MAX || be_get16(in + 6) ||
-	    len != DND_RANGES_HEAD_LEN + 8 * (size_t)n) {
+	    len != DND_RANGES_HEAD_LEN + 8 * ((size_t)n + 1)) {
 		snprintf(why, whylen, "malformed ranges' hashes (%u for %u "
 			 "streams)", count, n);
 		return -EBADMSG;
 	}
-	for (i = 0; i < n; i++)
+	for (i = 0; i <= n; i++)
 		h[i] = be_get64(in + DND_RANGES_HEAD_LEN + 8 * i);
 	return 0;
+}
+
+uint64_t proto_ranges_bind(uint64_t whole, const uint64_t *h, unsigned int n)
+{
+	uint8_t b[8 * DND_STREAMS_MAX];
+	unsigned int i;
+
+	DND_BUG_ON(n > DND_STREAMS_MAX);
+	for (i = 0; i < n; i++)
+		be_put64(b + 8 * i, h[i]);
+	return XXH3_64bits_withSeed(b, 8 * (size_t)n, whole);
 }
 
 void proto_put_extents_head(uint8_t out[DND_EXTENTS_HEAD_LEN], uint32_t n)
@@ -517,7 +529,7 @@ int proto_recv_ranges(int sock, unsigned int n, uint64_t *h, char *why,
 		      size_t len)
 {
 	uint8_t b[DND_RANGES_LEN_MAX];
-	size_t want = DND_RANGES_HEAD_LEN + 8 * (size_t)n;
+	size_t want = DND_RANGES_HEAD_LEN + 8 * ((size_t)n + 1);
 	int r = n < 2 || n > DND_STREAMS_MAX ? -EINVAL :
 		net_recv_all(sock, b, DND_RANGES_HEAD_LEN);
 

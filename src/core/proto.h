@@ -30,7 +30,9 @@
  *   stream 0:  trailer ->   (24: bytes of the whole file, its hash)
  *              [ranges ->]  (N > 1 streams and a hash in the trailer:
  *                            8: "DNDK", u16 N, u16 zero; then N u64,
- *                            the XXH3-64 of each stream's range), FIN
+ *                            the XXH3-64 of each stream's range, and
+ *                            one u64 that binds them to the trailer's
+ *                            hash: proto_ranges_bind()), FIN
  *              <- reply     (24: status, bytes landed, hash)
  *              [<- reason]  (when the status is not OK: why)
  *
@@ -90,7 +92,7 @@ struct dnd_syscalls;
 #define DND_JOIN_LEN		32
 #define DND_SEG_HDR_LEN		8
 #define DND_RANGES_HEAD_LEN	8	/* then 8 bytes per stream */
-#define DND_RANGES_LEN_MAX	(DND_RANGES_HEAD_LEN + 8 * DND_STREAMS_MAX)
+#define DND_RANGES_LEN_MAX	(DND_RANGES_HEAD_LEN + 8 * (DND_STREAMS_MAX + 1))
 #define DND_STREAMS_MAX		64
 #define DND_TAG_LEN		32	/* a session MAC after a message */
 #define DND_PORT_LEN		8	/* dnd serve's streams message */
@@ -221,7 +223,8 @@ int proto_get_reason(const uint8_t *in, size_t n,
 size_t proto_put_reply(uint8_t out[DND_ANSWER_MAX], const struct dnd_end *e);
 
 /*
- * The ranges' hashes (n streams, 2..DND_STREAMS_MAX): proto_put_ranges()
+ * The ranges' hashes (n streams, 2..DND_STREAMS_MAX): h holds n + 1
+ * values, each range's hash and then their bind. proto_put_ranges()
  * writes the message and returns its length. proto_get_ranges() decodes
  * len bytes of one from a transfer of n streams into h: 0, or -EBADMSG
  * with the reason in why (magic, a count other than n, reserved bytes,
@@ -250,6 +253,15 @@ void proto_put_extent(uint8_t out[DND_EXTENT_LEN], const struct dnd_extent *e);
 int proto_get_extent(const uint8_t in[DND_EXTENT_LEN], uint64_t after,
 		     uint64_t length, struct dnd_extent *e, char *why,
 		     unsigned int len);
+
+/*
+ * The bind of n ranges' hashes h to the trailer's hash whole: the XXH3-64
+ * of the n hashes (big-endian) seeded with whole. A receiver that checks
+ * ranges, not the whole file, learns with it that the trailer's hash it
+ * reports is the one the ranges came with: a hash changed on the way, in
+ * the trailer or among the ranges, no longer binds.
+ */
+uint64_t proto_ranges_bind(uint64_t whole, const uint64_t *h, unsigned int n);
 
 void proto_put_seg(uint8_t out[DND_SEG_HDR_LEN], uint64_t n);
 /* Returns 0, or -EBADMSG when n exceeds DND_SEG_MAX. */

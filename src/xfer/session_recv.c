@@ -341,14 +341,22 @@ static int recv_hash_plan(struct session *s)
 	return 0;
 }
 
-/* -P N: the sender's hash of each stream's range, after its trailer. 0 or
- * 1. */
-static int recv_ranges(struct session *s, double wait)
+/* -P N: the sender's hash of each stream's range, after its trailer t,
+ * and bound to t's hash. 0 or 1. */
+static int recv_ranges(struct session *s, const struct dnd_end *t,
+		       double wait)
 {
 	char why[160];
 	int r = proto_recv_ranges(s->sock[0], s->n, s->range_hash, why,
 				  sizeof(why));
 
+	if (!r && s->range_hash[s->n] !=
+		  proto_ranges_bind(t->hash, s->range_hash, s->n)) {
+		snprintf(why, sizeof(why), "the ranges' hashes do not bind "
+			 "to the trailer's xxh3 %016llx",
+			 (unsigned long long)t->hash);
+		r = -EBADMSG;
+	}
 	if (r == -EBADMSG && !chan_err(s->sock[0])[0])
 		return session_fail(s, "malformed stream from the peer: %s; "
 				    "%s was not written", why, session_name(s));
@@ -415,7 +423,7 @@ static int recv_verify(struct session *s, struct dnd_end *rep)
 		return session_fail(s, "bad trailer from the sender: %s", why);
 	if (r)
 		return session_recv_failed(s, r, "sender's trailer", wait);
-	if (s->n > 1 && t.flags & DND_TF_HASH && recv_ranges(s, wait))
+	if (s->n > 1 && t.flags & DND_TF_HASH && recv_ranges(s, &t, wait))
 		return 1;
 	/* Keyed, the sender's close_notify: a cut before it lands nothing.
 	 * A dnd serve session sends its own after its report. */

@@ -361,8 +361,11 @@ static int send_end(struct session *s)
 	t.status = send_still(s);
 	r = proto_send_end(s->sock[0], true, &t);
 	/* On stream 0 after the trailer, under its TLS as the trailer is. */
-	if (!r && s->n > 1 && t.flags & DND_TF_HASH)
+	if (!r && s->n > 1 && t.flags & DND_TF_HASH) {
+		s->range_hash[s->n] = proto_ranges_bind(t.hash, s->range_hash,
+							s->n);
 		r = proto_send_ranges(s->sock[0], s->range_hash, s->n);
+	}
 	if (r && (r == -EPIPE || r == -ECONNRESET) && session_send_heard(s))
 		return 1;
 	if (session_sent(s, r, "trailer"))

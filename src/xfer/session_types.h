@@ -53,7 +53,7 @@ struct session {
 	/* N > 1 streams: each range's hash (the sender's, sent after the
 	 * trailer), and a receiver verifying as received: each stream's
 	 * state, fed in that stream's thread */
-	uint64_t range_hash[DND_STREAMS_MAX];
+	uint64_t range_hash[DND_STREAMS_MAX + 1];	/* and their bind */
 	XXH3_state_t *range_st[DND_STREAMS_MAX];
 	bool peer_verifies;	/* sender: the accept said DND_AF_VERIFY */
 	bool ack_now;		/* receiver: the plan said DND_PF_ACKNOW */

@@ -11,14 +11,16 @@ import struct
 import subprocess
 import threading
 
-# Protocol v4 (src/core/proto.h). Stream 0: header, plan, join, payload (a
-# range, or segments), trailer; the receiver answers the header with an
-# accept and the trailer with a reply. Stream i > 0 (-P): join, its range.
+# Protocol v5 (src/core/proto.h). Stream 0: header, plan, join, payload (a
+# range, or segments), trailer, and with -P N > 1 and a hash the ranges'
+# hashes (RANGES); the receiver answers the header with an accept and the
+# trailer with a reply. Stream i > 0 (-P): join, its range.
 HDR = 48
 MSG = 24                        # accept, plan, trailer, reply
 JOIN = 32
 CTL = HDR + MSG + JOIN          # where stream 0's payload starts
 SEG = 8
+RANGES_HEAD = 8                 # "DNDK", u16 N, u16 zero; then N + 1 u64
 HF_SEGMENTED = 1
 AF_VERIFY = 2                   # the receiver compares: the sender hashes
 TF_HASH = 1
@@ -61,9 +63,14 @@ class Capture:
         else:
             p += struct.unpack(">Q", s0[CTL - 8:CTL])[0]
         self.trailer = p
-        assert p + MSG == len(s0), name
         magic, _, tflags = struct.unpack(">4sHH", s0[p:p + 8])
         assert magic == b"DNDT" and tflags & TF_HASH, name
+        self.ranges = p + MSG   # where RANGES starts (-P N > 1)
+        if len(self.streams) > 1:
+            magic, n, z = struct.unpack(">4sHH", s0[p + MSG:p + MSG + 8])
+            assert magic == b"DNDK" and n == len(self.streams) and z == 0, name
+            p += RANGES_HEAD + 8 * (n + 1)
+        assert p + MSG == len(s0), name
         for s in self.streams[1:]:
             assert s[:4] == b"DNDJ", name
             assert JOIN + struct.unpack(">Q", s[24:32])[0] == len(s), name
@@ -84,7 +91,7 @@ class Capture:
         s = self.streams[i]
         b = {0, self.start[i], len(s)}
         if i == 0:
-            b |= {HDR, HDR + MSG, self.trailer}
+            b |= {HDR, HDR + MSG, self.trailer, self.ranges}
             b |= set(self.segs) | {x + SEG for x in self.segs}
         return sorted(b)
 
@@ -145,10 +152,14 @@ def capture_streams(ls, proc, feed):
     try:
         if feed:
             feed(proc, rx)
+            end = len(rx.data) - MSG
         else:
-            rx.need(CTL + rx.u64(CTL - 8) + MSG)
-        end = len(rx.data) - MSG
-        _, _, flags, nbytes, h = struct.unpack(">4sHHQQ", rx.data[end:])
+            end = CTL + rx.u64(CTL - 8)     # the trailer
+            rx.need(end + MSG)
+        if len(conns) > 1:
+            rx.need(end + MSG + RANGES_HEAD + 8 * (len(conns) + 1))
+        _, _, flags, nbytes, h = struct.unpack(">4sHHQQ",
+                                               rx.data[end:end + MSG])
         conn.sendall(struct.pack(">4sHHQQ", b"DNDR", ST_OK, flags, nbytes,
                                  h))
         conn.settimeout(5)
@@ -291,7 +302,7 @@ def flip(p, rng, lo, hi):
 def with_payload(cap, rng):
     """A stream that carries payload bytes."""
     return rng.choice([i for i, s in enumerate(cap.streams)
-                       if len(s) > cap.start[i] + (MSG if i == 0 else 0)])
+                       if (cap.trailer if i == 0 else len(s)) > cap.start[i]])
 
 
 def flip_ctl(cap, rng):
@@ -392,13 +403,15 @@ def plan_end(kind, cap, rng, null):
         return p
     # withheld: a receiver that verifies lands nothing without the
     # sender's hash; /dev/null cannot verify, so there it is only counted.
+    # A sender with no hash sends no ranges' hashes either.
     p = Plan(cap, expect=(0, 1) if null else (1,),
              where="trailer without its hash")
     t = cap.trailer
-    d = bytearray(p.datas[0])
+    d = bytearray(p.datas[0][:t + MSG])
     d[t + 7] &= ~TF_HASH & 0xff
     d[t + 16:t + 24] = bytes(8)
     p.datas[0] = bytes(d)
+    p.cut = len(p.datas[0])
     return p
 
 

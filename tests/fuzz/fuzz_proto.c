@@ -151,7 +151,7 @@ static void fuzz_ranges(const uint8_t *d, size_t size, char *why, size_t wl)
 	unsigned int ns[2] = { size >= 6 ? (unsigned int)d[4] << 8 | d[5] : 0,
 			       (unsigned int)(size % 70) };
 	uint8_t out[DND_RANGES_LEN_MAX];
-	uint64_t h[DND_STREAMS_MAX];
+	uint64_t h[DND_STREAMS_MAX + 1];
 	unsigned int k, n;
 
 	for (k = 0; k < 2; k++) {
@@ -160,7 +160,7 @@ static void fuzz_ranges(const uint8_t *d, size_t size, char *why, size_t wl)
 					     (unsigned int)wl), why, wl))
 			continue;
 		if (n < 2 || n > DND_STREAMS_MAX ||
-		    size != DND_RANGES_HEAD_LEN + 8 * (size_t)n ||
+		    size != DND_RANGES_HEAD_LEN + 8 * ((size_t)n + 1) ||
 		    proto_put_ranges(out, h, n) != size)
 			abort();
 		same(out, d, size);
@@ -412,8 +412,8 @@ static void fuzz_stream(int fd, const uint8_t *d, size_t size)
 	at += DND_MSG_LEN;
 	/* N > 1 streams and a hash: the ranges' hashes follow. */
 	if (h.streams > 1 && e.flags & DND_TF_HASH) {
-		uint64_t rh[DND_STREAMS_MAX], rh2[DND_STREAMS_MAX];
-		size_t rl = DND_RANGES_HEAD_LEN + 8 * (size_t)h.streams;
+		uint64_t rh[DND_STREAMS_MAX + 1], rh2[DND_STREAMS_MAX + 1];
+		size_t rl = DND_RANGES_HEAD_LEN + 8 * ((size_t)h.streams + 1);
 
 		r = proto_recv_ranges(fd, h.streams, rh, why, sizeof(why));
 		/* A head that is not this count's is refused at once. */
@@ -430,7 +430,7 @@ static void fuzz_stream(int fd, const uint8_t *d, size_t size)
 			   proto_get_ranges(d + at, rl, h.streams, rh2, why2,
 					    sizeof(why2)) : 0))
 			return;
-		if (memcmp(rh, rh2, 8 * (size_t)h.streams))
+		if (memcmp(rh, rh2, 8 * ((size_t)h.streams + 1)))
 			abort();
 		at += rl;
 	}
