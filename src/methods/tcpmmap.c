@@ -192,7 +192,7 @@ static ssize_t tm_copy(struct dnd_xfer *x, size_t n)
 	return m;
 }
 
-static ssize_t tm_recv(struct dnd_xfer *x, size_t len)
+static ssize_t tm_recv_pages(struct dnd_xfer *x, size_t len)
 {
 	struct tm_priv *p = x->priv;
 	size_t want = len < p->maplen ? len : p->maplen;
@@ -226,6 +226,22 @@ static ssize_t tm_recv(struct dnd_xfer *x, size_t len)
 		if (r)
 			return r;
 	}
+}
+
+/*
+ * A wait leaves SO_RCVLOWAT at the pages it wanted: put it back to 1
+ * before the driver reads on. Left high, the driver's poll for the next
+ * segment's header or the trailer waits for bytes that never come (a
+ * stream from a pipe ends with a short segment): served pushes from a
+ * pipe stalled 60 s, to the socket's timeout, with the last 2379 bytes
+ * queued.
+ */
+static ssize_t tm_recv(struct dnd_xfer *x, size_t len)
+{
+	ssize_t n = tm_recv_pages(x, len);
+
+	tm_lowat(x, 1);
+	return n;
 }
 
 static int tm_finish(struct dnd_xfer *x)

@@ -67,6 +67,32 @@ wait_recv
 [ "$RRC" = 0 ] && cmp -s "$T/src.$big" "$T/dst.seg" || fail "segments: $(cat "$T/r.log")"
 check "$big" "segments"
 ok "segmented stream into tcpmmap"
+
+# A pipe that pauses makes a served tcpmmap receiver wait for pages
+# (SO_RCVLOWAT raised to them); the short last segment and the trailer
+# then come to a driver that must see them at once, not at the socket's
+# timeout (a lowat left high made its poll wait the whole timeout: served
+# pushes from a pipe stalled 60 s with the last 2379 bytes queued).
+need_py3 time
+mkdir "$T/srv"
+next_port
+bg "$T/serve.log" "$DND" serve --dir "$T/srv" -p "$PORT" --timeout 8
+wait_log "$T/serve.log" "listening on 127.0.0.1:$PORT" "no listening line"
+"$PY3" -c '
+import os, sys, time
+d = open(sys.argv[1], "rb").read()
+for i in range(0, len(d) - 2339, 262144):
+    os.write(1, d[i:min(i + 262144, len(d) - 2339)])
+    time.sleep(0.1)	# the pause is the shape of the source, not a wait
+os.write(1, d[len(d) - 2339:])
+' "$T/src.$big" | timeout 60 "$DND" send -p "$PORT" -c 127.0.0.1 -m rw \
+	--peer-method tcpmmap --timeout 5 --to slow --json - >"$T/s.log" 2>&1 ||
+	fail "paced pipe into a served tcpmmap: $(cat "$T/s.log")"
+cmp -s "$T/src.$big" "$T/srv/slow" ||
+	fail "paced pipe into a served tcpmmap: the landed file differs"
+kill -TERM "$BPID"
+wait_for "$BPID" 20 || true
+ok "a paced pipe into a served tcpmmap: byte-exact within the client's 5 s --timeout"
 jq -r '"  loopback: \(.zerocopy.zc_bytes) B mapped, \(.zerocopy.copied_bytes) B copied"' <(json_of "$T/r.log")
 
 # Page-multiple segments: loopback MTU 61492 = 61440 payload + 52 header
